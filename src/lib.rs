@@ -1,0 +1,10 @@
+//! sleuth plays LLM murder-mystery games (Jubensha) and evaluates the agents.
+//!
+//! The library holds everything; the `sleuth` binary only parses flags and reports errors. Start at
+//! [`game::play`] for one game end to end, and `docs/architecture.md` for how the parts fit.
+
+pub mod llm;
+pub mod memory;
+pub mod script;
+pub mod telemetry;
+pub mod text;

@@ -1,0 +1,21 @@
+//! Everything between sleuth and a language model: request types, providers, the gateway, token
+//! counting and pricing.
+
+mod gateway;
+mod openai;
+mod pricing;
+mod provider;
+pub mod simulated;
+pub mod tokens;
+mod types;
+
+pub use gateway::{
+    backoff, parse_structured, ChatOutcome, EmbedOutcome, Gateway, GatewayConfig, LlmError,
+};
+pub use openai::{parse_retry_after, OpenAiProvider, OpenAiSettings, DEFAULT_KEY_ENV};
+pub use pricing::{ModelPrice, Pricing, PricingError};
+pub use provider::{EmbedResponse, Provider, ProviderError, SharedProvider, SimulatedProvider};
+pub use types::{
+    CallTags, ChatRequest, ChatResponse, ChatRole, Message, Phase, ResponseSchema, TokenLogprob,
+    TokenUsage, Usage,
+};

@@ -1,0 +1,134 @@
+//! The provider trait: one attempt at one request, with errors classified for the gateway's retry policy.
+//!
+//! Providers never retry by themselves; the gateway does, so that every retry is counted and every wait
+//! honours the server's Retry-After.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use super::simulated;
+use super::types::{ChatRequest, ChatResponse};
+
+/// Why one attempt failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    /// HTTP 429: slow down. `retry_after` is what the server asked for, if anything.
+    #[error("rate limited (HTTP 429)")]
+    RateLimited { retry_after: Option<Duration> },
+    /// HTTP 5xx: the server failed; trying again may work.
+    #[error("server error (HTTP {status})")]
+    Server {
+        status: u16,
+        retry_after: Option<Duration>,
+    },
+    /// No answer within the request timeout.
+    #[error("request timed out after {0:?}")]
+    Timeout(Duration),
+    /// The connection could not be made or broke.
+    #[error("connection failed: {0}")]
+    Connect(String),
+    /// The server refused the request for good (bad key, unknown model, malformed request).
+    #[error("request refused (HTTP {status}): {message}")]
+    Refused { status: u16, message: String },
+    /// The server answered with something that is not a chat completion.
+    #[error("unreadable response: {0}")]
+    Decode(String),
+}
+
+impl ProviderError {
+    /// Whether the gateway should try again.
+    pub fn retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::RateLimited { .. } | Self::Server { .. } | Self::Timeout(_) | Self::Connect(_)
+        )
+    }
+
+    /// The wait the server asked for.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after } | Self::Server { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Low-cardinality reason for metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Server { .. } => "server_error",
+            Self::Timeout(_) => "timeout",
+            Self::Connect(_) => "connect",
+            Self::Refused { .. } => "refused",
+            Self::Decode(_) => "decode",
+        }
+    }
+}
+
+/// Vectors for a batch of texts, with the tokens the provider billed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbedResponse {
+    pub vectors: Vec<Vec<f32>>,
+    pub prompt_tokens: Option<u64>,
+}
+
+/// A model endpoint.
+pub trait Provider: Send + Sync {
+    /// Name for logs and errors (`simulated`, `openai`).
+    fn name(&self) -> &'static str;
+    /// One attempt at a chat completion.
+    fn chat<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>>;
+    /// One attempt at embedding a batch of texts.
+    fn embed<'a>(
+        &'a self,
+        model: &'a str,
+        inputs: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>>;
+}
+
+/// A shared provider.
+pub type SharedProvider = Arc<dyn Provider>;
+
+/// The in-process simulated model, optionally with a fixed latency per call.
+#[derive(Debug, Clone, Default)]
+pub struct SimulatedProvider {
+    pub latency: Duration,
+}
+
+impl Provider for SimulatedProvider {
+    fn name(&self) -> &'static str {
+        "simulated"
+    }
+
+    fn chat<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async move {
+            if !self.latency.is_zero() {
+                tokio::time::sleep(self.latency).await;
+            }
+            Ok(simulated::respond(req))
+        })
+    }
+
+    fn embed<'a>(
+        &'a self,
+        _model: &'a str,
+        inputs: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+        Box::pin(async move {
+            let e = crate::memory::HashingEmbedder::default();
+            let tokens = inputs.iter().map(|t| super::tokens::count(t)).sum();
+            Ok(EmbedResponse {
+                vectors: inputs.iter().map(|t| e.embed_one(t)).collect(),
+                prompt_tokens: Some(tokens),
+            })
+        })
+    }
+}

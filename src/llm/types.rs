@@ -1,0 +1,172 @@
+//! The request and response vocabulary every provider speaks.
+//!
+//! Deliberately smaller than the OpenAI API: only what sleuth's agents, judges and generators use, so a
+//! provider (simulated or HTTP) has one shape to implement and the cache key (issue 6) has one shape to hash.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    System,
+    User,
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: ChatRole,
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Message {
+            role: ChatRole::System,
+            content: content.into(),
+        }
+    }
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: ChatRole::User,
+            content: content.into(),
+        }
+    }
+}
+
+/// A JSON schema the reply must follow (OpenAI structured outputs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    /// Schema name sent to the provider; also names the call purpose in errors.
+    pub name: String,
+    /// The JSON schema (an object schema).
+    pub schema: serde_json::Value,
+}
+
+/// One chat completion request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<Message>,
+    pub temperature: f32,
+    pub top_p: f32,
+    pub max_tokens: u32,
+    /// Structured output schema, if the reply must be JSON.
+    pub schema: Option<ResponseSchema>,
+    /// Ask for token log-probabilities (PLAYER*'s option choice reads them).
+    pub logprobs: bool,
+    /// Derived from (game seed, agent, call number): makes sampling reproducible. Sent as `seed` over HTTP.
+    pub sample: u64,
+}
+
+/// Tokens a call used, as the provider reported them (or as counted locally when it reported none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache (billed at the cached rate).
+    pub cached_tokens: u64,
+}
+
+impl std::ops::AddAssign for TokenUsage {
+    fn add_assign(&mut self, o: Self) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.cached_tokens += o.cached_tokens;
+    }
+}
+
+/// Log-probability of one output token, with its most likely alternatives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    pub token: String,
+    pub logprob: f64,
+    #[serde(default)]
+    pub top: Vec<(String, f64)>,
+}
+
+/// What a provider returns for one successful attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResponse {
+    pub content: String,
+    /// `None` when the provider did not report usage; the gateway then counts tokens itself.
+    pub usage: Option<TokenUsage>,
+    pub logprobs: Option<Vec<TokenLogprob>>,
+}
+
+/// The phase a call belongs to, for cost per phase (PLAYER* Table A5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Gameplay,
+    Evaluation,
+    Generation,
+}
+
+impl Phase {
+    /// Label value in metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Gameplay => "gameplay",
+            Phase::Evaluation => "evaluation",
+            Phase::Generation => "generation",
+        }
+    }
+}
+
+/// Who made a call and why. High-cardinality tags (game, agent) go to the transcript and usage records,
+/// never to metric labels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTags {
+    pub game: String,
+    pub agent: String,
+    pub framework: String,
+    pub phase: Phase,
+    /// The call purpose (`introduce`, `answer`, `sv_check`, …): a small fixed set, so a metric label.
+    pub purpose: String,
+}
+
+/// Accounting of one or more calls: what result.json's `usage` and each transcript event carry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    pub retries: u64,
+    pub parse_failures: u64,
+}
+
+impl Usage {
+    /// True when no call was made.
+    pub fn is_empty(&self) -> bool {
+        self.calls == 0 && self.retries == 0 && self.parse_failures == 0
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Self) {
+        self.calls += o.calls;
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.cached_tokens += o.cached_tokens;
+        self.cost_usd += o.cost_usd;
+        self.retries += o.retries;
+        self.parse_failures += o.parse_failures;
+    }
+}
+
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Usage {
+        let mut u = Usage::default();
+        for x in iter {
+            u += x;
+        }
+        u
+    }
+}

@@ -1,0 +1,11 @@
+//! Agents' memories: what each agent observed, embedded once per game and searchable by similarity.
+//!
+//! The transcript is the event log (ARCHITECTURE.md 5b); the memory index holds each event's chunks once
+//! and, per agent, references to the chunks that agent may see. An agent's query searches its own
+//! references only, so one agent can never retrieve what another saw privately.
+
+mod embedder;
+mod index;
+
+pub use embedder::{Embedder, HashingEmbedder, DEFAULT_DIMS};
+pub use index::{chunk, dot, top_k, MemoryError, MemoryIndex, MemoryMsg, MemoryStore, Recalled};

@@ -1,0 +1,108 @@
+//! Metric names, their descriptions, and the Prometheus exporter.
+//!
+//! Every metric sleuth exports is named here, so `docs/metrics.md` and dashboards have one list to follow.
+//! Labels are low-cardinality only (model, phase, purpose, outcome, stage); game and agent ids go to the
+//! transcript, never to labels.
+
+use std::net::SocketAddr;
+
+use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+
+pub const LLM_CALLS: &str = "sleuth_llm_calls_total";
+pub const LLM_LATENCY: &str = "sleuth_llm_request_duration_seconds";
+pub const LLM_TOKENS: &str = "sleuth_llm_tokens_total";
+pub const LLM_COST: &str = "sleuth_llm_cost_microusd_total";
+pub const LLM_RETRIES: &str = "sleuth_llm_retries_total";
+pub const LLM_PARSE_FAILURES: &str = "sleuth_llm_parse_failures_total";
+pub const LLM_IN_FLIGHT: &str = "sleuth_llm_requests_in_flight";
+pub const GAMES: &str = "sleuth_games_total";
+pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
+pub const STAGE_DURATION: &str = "sleuth_game_stage_duration_seconds";
+pub const MEMORY_RECORDS: &str = "sleuth_memory_records_total";
+
+/// Buckets for LLM latency: from a local mock (milliseconds) to a slow hosted model (a minute).
+const LATENCY_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+/// Buckets for stage durations: a simulated stage takes milliseconds, a hosted one minutes.
+const STAGE_BUCKETS: &[f64] = &[
+    0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0,
+];
+
+/// Why the exporter could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot serve metrics on {addr}: {message}")]
+pub struct TelemetryError {
+    pub addr: SocketAddr,
+    pub message: String,
+}
+
+/// Starts the Prometheus exporter serving `/metrics` on `addr`. Must run inside a tokio runtime.
+pub fn serve_metrics(addr: SocketAddr) -> Result<(), TelemetryError> {
+    let err = |e: &dyn std::fmt::Display| TelemetryError {
+        addr,
+        message: e.to_string(),
+    };
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(Matcher::Full(LLM_LATENCY.into()), LATENCY_BUCKETS)
+        .map_err(|e| err(&e))?
+        .set_buckets_for_metric(Matcher::Full(STAGE_DURATION.into()), STAGE_BUCKETS)
+        .map_err(|e| err(&e))?
+        .install()
+        .map_err(|e| err(&e))?;
+    describe();
+    Ok(())
+}
+
+/// Registers help texts; called once the recorder is installed.
+pub fn describe() {
+    describe_counter!(
+        LLM_CALLS,
+        Unit::Count,
+        "LLM calls that completed, by model, phase, purpose and outcome (ok, parse_failure)."
+    );
+    describe_histogram!(
+        LLM_LATENCY,
+        Unit::Seconds,
+        "Latency of successful LLM call attempts, by model and phase."
+    );
+    describe_counter!(
+        LLM_TOKENS,
+        Unit::Count,
+        "Tokens used by LLM calls, by model, phase and kind (prompt, completion, cached)."
+    );
+    describe_counter!(LLM_COST, "Cost of LLM calls in millionths of a US dollar, by model and phase, from the pricing table.");
+    describe_counter!(
+        LLM_RETRIES,
+        Unit::Count,
+        "LLM call attempts that failed and were retried, by model and reason."
+    );
+    describe_counter!(
+        LLM_PARSE_FAILURES,
+        Unit::Count,
+        "Structured outputs that could not be parsed and were re-asked, by model and purpose."
+    );
+    describe_gauge!(
+        LLM_IN_FLIGHT,
+        Unit::Count,
+        "LLM requests being processed by the gateway now."
+    );
+    describe_counter!(
+        GAMES,
+        Unit::Count,
+        "Games finished, by protocol and outcome (civilians, murderer, failed)."
+    );
+    describe_gauge!(GAMES_IN_FLIGHT, Unit::Count, "Games being played now.");
+    describe_histogram!(
+        STAGE_DURATION,
+        Unit::Seconds,
+        "Wall time of each game stage, by protocol and stage."
+    );
+    describe_counter!(
+        MEMORY_RECORDS,
+        Unit::Count,
+        "Records added to agents' memory indexes."
+    );
+}

@@ -1,0 +1,314 @@
+//! Language-aware text primitives shared by the simulated model, the hashing embedder and the lexical judge.
+//!
+//! English is cut into lower-cased words; Chinese (and other CJK) text has no spaces, so it is cut into
+//! single characters and character bigrams. One tokenizer for everything keeps scoring consistent: a
+//! sentence the simulated model finds relevant is also one the memory index ranks high and the judge
+//! counts as overlapping.
+
+use std::collections::HashMap;
+
+/// Words too common to say anything about relevance. Kept short on purpose: over-eager stop lists
+/// throw away words like "who" and "when" that questions depend on for the judge.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "is", "are", "was", "were",
+    "be", "been", "it", "its", "this", "that", "these", "those", "with", "as", "by", "from", "do",
+    "does", "did", "has", "have", "had", "i", "you", "he", "she", "we", "they", "me", "him", "her",
+    "us", "them", "my", "your", "his", "our", "their", "what", "which", "please", "would", "could",
+    "should", "will", "can", "about", "into", "than", "then", "so", "if", "but", "not", "no",
+    "yes", "any", "all", "there", "here", "s", "t",
+];
+
+/// True for characters written without spaces between words (CJK ideographs, kana, hangul).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0x20000..=0x2FFFF)
+}
+
+/// True if the word carries no relevance signal.
+pub fn is_stopword(w: &str) -> bool {
+    STOPWORDS.contains(&w)
+}
+
+/// Splits text into scoring terms: lower-cased alphanumeric words (stop words removed) and, for CJK runs,
+/// every character plus every adjacent character pair.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut cjk_prev: Option<char> = None;
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush_word(&mut word, &mut out);
+            out.push(c.to_string());
+            if let Some(p) = cjk_prev {
+                out.push(format!("{p}{c}"));
+            }
+            cjk_prev = Some(c);
+        } else if c.is_alphanumeric() {
+            cjk_prev = None;
+            word.extend(c.to_lowercase());
+        } else {
+            cjk_prev = None;
+            flush_word(&mut word, &mut out);
+        }
+    }
+    flush_word(&mut word, &mut out);
+    out
+}
+
+fn flush_word(word: &mut String, out: &mut Vec<String>) {
+    if !word.is_empty() {
+        if !is_stopword(word) {
+            out.push(std::mem::take(word));
+        } else {
+            word.clear();
+        }
+    }
+}
+
+/// Splits text into sentences on `.!?` followed by space or end, on `。！？；`, and on line breaks.
+/// Abbreviations may split a sentence in two; for extraction that only costs a little context.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' || c == '\r' {
+            push_sentence(&mut cur, &mut out);
+            i += 1;
+            continue;
+        }
+        cur.push(c);
+        let ends = match c {
+            '。' | '！' | '？' | '；' => true,
+            '.' | '!' | '?' => {
+                // A sentence ends at terminal punctuation followed by whitespace/end, after closing quotes.
+                let mut j = i + 1;
+                while j < chars.len() && matches!(chars[j], '"' | '\'' | '”' | '’' | ')') {
+                    cur.push(chars[j]);
+                    j += 1;
+                }
+                i = j - 1;
+                j >= chars.len() || chars[j].is_whitespace()
+            }
+            _ => false,
+        };
+        if ends {
+            // Keep closing quotes of Chinese sentences with the sentence.
+            while i + 1 < chars.len() && matches!(chars[i + 1], '」' | '』' | '”') {
+                i += 1;
+                cur.push(chars[i]);
+            }
+            push_sentence(&mut cur, &mut out);
+        }
+        i += 1;
+    }
+    push_sentence(&mut cur, &mut out);
+    out
+}
+
+fn push_sentence(cur: &mut String, out: &mut Vec<String>) {
+    let s = cur.trim();
+    if s.chars().any(|c| c.is_alphanumeric()) {
+        out.push(s.to_string());
+    }
+    cur.clear();
+}
+
+/// Term frequencies of a piece of text.
+pub fn term_counts(text: &str) -> HashMap<String, u32> {
+    let mut m = HashMap::new();
+    for t in terms(text) {
+        *m.entry(t).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Token-level F1 between a candidate and a reference (SQuAD style, on [`terms`]).
+/// Used by the lexical judge: 1.0 for the same content words, 0.0 for none in common.
+pub fn token_f1(candidate: &str, reference: &str) -> f64 {
+    let c = term_counts(candidate);
+    let r = term_counts(reference);
+    let nc: u32 = c.values().sum();
+    let nr: u32 = r.values().sum();
+    if nc == 0 || nr == 0 {
+        return 0.0;
+    }
+    let common: u32 = r
+        .iter()
+        .map(|(t, n)| (*n).min(*c.get(t).unwrap_or(&0)))
+        .sum();
+    if common == 0 {
+        return 0.0;
+    }
+    let p = common as f64 / nc as f64;
+    let rc = common as f64 / nr as f64;
+    2.0 * p * rc / (p + rc)
+}
+
+/// Fraction of the reference's terms that the candidate contains (recall on [`terms`]).
+pub fn token_recall(candidate: &str, reference: &str) -> f64 {
+    let c = term_counts(candidate);
+    let r = term_counts(reference);
+    let nr: u32 = r.values().sum();
+    if nr == 0 {
+        return 0.0;
+    }
+    let common: u32 = r
+        .iter()
+        .map(|(t, n)| (*n).min(*c.get(t).unwrap_or(&0)))
+        .sum();
+    common as f64 / nr as f64
+}
+
+/// Okapi BM25 over a fixed set of passages. Built once per request by the simulated model; small enough
+/// (a few hundred sentences) that building it costs less than the request's JSON parsing.
+pub struct Bm25 {
+    docs: Vec<HashMap<String, u32>>,
+    lens: Vec<f64>,
+    avg_len: f64,
+    df: HashMap<String, u32>,
+}
+
+impl Bm25 {
+    const K1: f64 = 1.2;
+    const B: f64 = 0.75;
+
+    /// Indexes the passages in order; scores come back in the same order.
+    pub fn new<S: AsRef<str>>(passages: &[S]) -> Self {
+        let docs: Vec<HashMap<String, u32>> =
+            passages.iter().map(|p| term_counts(p.as_ref())).collect();
+        let lens: Vec<f64> = docs
+            .iter()
+            .map(|d| d.values().sum::<u32>() as f64)
+            .collect();
+        let avg_len = if lens.is_empty() {
+            1.0
+        } else {
+            (lens.iter().sum::<f64>() / lens.len() as f64).max(1.0)
+        };
+        let mut df = HashMap::new();
+        for d in &docs {
+            for t in d.keys() {
+                *df.entry(t.clone()).or_insert(0) += 1;
+            }
+        }
+        Bm25 {
+            docs,
+            lens,
+            avg_len,
+            df,
+        }
+    }
+
+    /// Number of indexed passages.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// True when nothing was indexed.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    fn idf(&self, term: &str) -> f64 {
+        let n = self.docs.len() as f64;
+        let df = *self.df.get(term).unwrap_or(&0) as f64;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// BM25 score of every passage for the query.
+    pub fn scores(&self, query: &str) -> Vec<f64> {
+        let q = term_counts(query);
+        self.docs
+            .iter()
+            .zip(&self.lens)
+            .map(|(d, len)| {
+                q.keys()
+                    .map(|t| {
+                        let f = *d.get(t).unwrap_or(&0) as f64;
+                        if f == 0.0 {
+                            return 0.0;
+                        }
+                        let norm = Self::K1 * (1.0 - Self::B + Self::B * len / self.avg_len);
+                        self.idf(t) * f * (Self::K1 + 1.0) / (f + norm)
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// The share of the query's IDF mass that the passage covers, in [0, 1]: how completely the passage
+    /// speaks to the query, independent of passage length. Drives yes/no and numeric answers.
+    pub fn coverage(&self, query: &str, passage: usize) -> f64 {
+        let q = term_counts(query);
+        let total: f64 = q.keys().map(|t| self.idf(t)).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let Some(d) = self.docs.get(passage) else {
+            return 0.0;
+        };
+        let hit: f64 = q
+            .keys()
+            .filter(|t| d.contains_key(*t))
+            .map(|t| self.idf(t))
+            .sum();
+        hit / total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_terms_drop_stopwords_and_case() {
+        assert_eq!(
+            terms("The Butler saw a LANTERN at 9:40."),
+            vec!["butler", "saw", "lantern", "9", "40"]
+        );
+    }
+
+    #[test]
+    fn chinese_terms_are_characters_and_bigrams() {
+        assert_eq!(terms("毒药"), vec!["毒", "药", "毒药"]);
+    }
+
+    #[test]
+    fn sentences_split_on_both_scripts() {
+        let s = sentences("He left at 9 p.m. She stayed. 他走了。她留下！\nNew line");
+        assert_eq!(
+            s,
+            vec![
+                "He left at 9 p.m.",
+                "She stayed.",
+                "他走了。",
+                "她留下！",
+                "New line"
+            ]
+        );
+    }
+
+    #[test]
+    fn f1_rewards_overlap() {
+        assert!((token_f1("a lantern", "the lantern") - 1.0).abs() < 1e-9);
+        assert_eq!(token_f1("orchid house", "lantern"), 0.0);
+        let f = token_f1("At 9:40 I saw a lantern in the orchid house", "a lantern");
+        assert!(f > 0.2 && f < 0.5, "{f}");
+    }
+
+    #[test]
+    fn bm25_ranks_the_matching_passage_first() {
+        let b = Bm25::new(&[
+            "The cook baked bread.",
+            "The gardener found the poison bottle.",
+            "Rain fell.",
+        ]);
+        let s = b.scores("Who found the poison?");
+        assert!(s[1] > s[0] && s[1] > s[2]);
+        assert!(b.coverage("poison bottle", 1) > 0.99);
+        assert_eq!(b.coverage("poison bottle", 2), 0.0);
+    }
+}
