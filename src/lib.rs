@@ -3,8 +3,13 @@
 //! The library holds everything; the `sleuth` binary only parses flags and reports errors. Start at
 //! [`game::play`] for one game end to end, and `docs/architecture.md` for how the parts fit.
 
+pub mod agent;
+pub mod cli;
+pub mod eval;
+pub mod game;
 pub mod llm;
 pub mod memory;
+pub mod mockllm;
 pub mod script;
 pub mod telemetry;
 pub mod text;

@@ -147,6 +147,24 @@ pub fn token_f1(candidate: &str, reference: &str) -> f64 {
     2.0 * p * rc / (p + rc)
 }
 
+/// The best token F1 between the reference and any window of the candidate as long as the reference.
+///
+/// Agents answer in sentences while references are short phrases ("a lantern"); plain F1 punishes a
+/// correct sentence for its length. Scoring the best reference-sized window asks instead "does the
+/// answer state the reference fact, compactly, somewhere", which is what a human grader checks.
+pub fn window_f1(candidate: &str, reference: &str) -> f64 {
+    let c = terms(candidate);
+    let r = terms(reference);
+    if c.len() <= r.len() || r.is_empty() {
+        return token_f1(candidate, reference);
+    }
+    let mut best = token_f1(candidate, reference);
+    for w in c.windows(r.len()) {
+        best = best.max(token_f1(&w.join(" "), &r.join(" ")));
+    }
+    best
+}
+
 /// Fraction of the reference's terms that the candidate contains (recall on [`terms`]).
 pub fn token_recall(candidate: &str, reference: &str) -> f64 {
     let c = term_counts(candidate);
@@ -297,6 +315,16 @@ mod tests {
         assert_eq!(token_f1("orchid house", "lantern"), 0.0);
         let f = token_f1("At 9:40 I saw a lantern in the orchid house", "a lantern");
         assert!(f > 0.2 && f < 0.5, "{f}");
+    }
+
+    #[test]
+    fn window_f1_finds_the_reference_inside_a_sentence() {
+        assert!(
+            (window_f1("At 9:40 I saw a lantern in the orchid house", "a lantern") - 1.0).abs()
+                < 1e-9
+        );
+        assert!((window_f1("I saw Ada near the decanter", "Ada and Ben") - 0.5).abs() < 1e-9);
+        assert_eq!(window_f1("I was asleep", "a lantern"), 0.0);
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Pricing {
                 ("output", p.output),
                 ("cached_input", p.cached_input.unwrap_or(0.0)),
             ] {
-                if !(value >= 0.0) {
+                if value.is_nan() || value < 0.0 {
                     return Err(PricingError::Negative {
                         path: path.into(),
                         model: model.clone(),

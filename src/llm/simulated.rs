@@ -51,8 +51,31 @@ const INSTRUCTION_MARKERS: &[&str] = &[
 
 /// A context sentence and whether the model may quote it.
 struct Sentence {
+    /// The sentence as scored, attribution labels included ("[Ada answered Ben] …" helps find what Ada said).
     text: String,
+    /// What the model says when it quotes the sentence: list bullets and a leading `[label]` removed.
+    quote: String,
     quotable: bool,
+}
+
+/// A quoted sentence must add at least two terms the query lacks, or this share of its terms: a sentence
+/// made of the question's own words restates the question instead of answering it.
+const MIN_NOVELTY: f64 = 0.35;
+
+/// Strips a list bullet ("- ", "* ", "3. ") and a leading bracketed attribution from a sentence.
+fn quote_form(s: &str) -> String {
+    let mut t = s.trim_start();
+    for bullet in ["- ", "* ", "• "] {
+        if let Some(r) = t.strip_prefix(bullet) {
+            t = r.trim_start();
+        }
+    }
+    if let Some(r) = t.strip_prefix('[') {
+        if let Some((_, rest)) = r.split_once(']') {
+            t = rest.trim_start();
+        }
+    }
+    t.to_string()
 }
 
 /// A request taken apart: what is asked, what it may be answered from.
@@ -148,9 +171,22 @@ impl Prompt {
             collect_sections(&body, preamble_is_instructions, &mut sentences);
         }
         // Drop repeated sentences (a memory record may repeat the agent's own script): one voice each.
+        // A hidden copy wins over a quotable one, so a secret stays secret even if repeated elsewhere.
+        sentences.retain(|s: &Sentence| !s.quote.is_empty() && s.quote != query);
+        let hidden: std::collections::HashSet<String> = sentences
+            .iter()
+            .filter(|s| !s.quotable)
+            .map(|s| s.quote.clone())
+            .collect();
         let mut seen = std::collections::HashSet::new();
-        sentences.retain(|s: &Sentence| seen.insert(s.text.clone()));
-        sentences.retain(|s| s.text != query);
+        sentences.retain(|s: &Sentence| {
+            (s.quotable || hidden.contains(&s.quote)) && seen.insert(s.quote.clone())
+        });
+        for s in sentences.iter_mut() {
+            if hidden.contains(&s.quote) {
+                s.quotable = false;
+            }
+        }
         let option_texts = option_lines(&all_text);
         let chinese = all_text.chars().filter(|c| text::is_cjk(*c)).count() * 4
             > all_text.chars().filter(|c| c.is_alphabetic()).count();
@@ -194,11 +230,11 @@ fn collect_sections(body: &str, preamble_is_instructions: bool, out: &mut Vec<Se
             }
         };
         if !skip {
-            out.extend(
-                text::sentences(buf)
-                    .into_iter()
-                    .map(|t| Sentence { text: t, quotable }),
-            );
+            out.extend(text::sentences(buf).into_iter().map(|t| Sentence {
+                quote: quote_form(&t),
+                text: t,
+                quotable,
+            }));
         }
         buf.clear();
     };
@@ -250,14 +286,26 @@ impl Ctx<'_> {
     /// Quotable sentences ranked by noisy relevance to `query`. Sentences scoring under a third of the
     /// best are dropped: an answer stays on topic instead of padding itself with a shared word or two.
     fn ranked(&mut self, query: &str) -> Vec<usize> {
-        let scores = self.index.scores(query);
+        let query_terms: std::collections::HashSet<String> =
+            text::terms(query).into_iter().collect();
+        let novel = |s: &Sentence| {
+            let t = text::terms(&s.quote);
+            let new = t.iter().filter(|x| !query_terms.contains(*x)).count();
+            new >= 2 || (!t.is_empty() && new as f64 / t.len() as f64 >= MIN_NOVELTY)
+        };
+        let mut scores = self.index.scores(query);
+        for (i, s) in self.prompt.sentences.iter().enumerate() {
+            if !s.quotable || !novel(s) {
+                scores[i] = 0.0;
+            }
+        }
         let max = scores.iter().cloned().fold(0.0_f64, f64::max);
         if max <= 0.0 {
             return Vec::new();
         }
         let mut noisy: Vec<(usize, f64)> = Vec::new();
         for (i, s) in scores.iter().enumerate() {
-            if *s >= RELEVANCE_CUTOFF * max && self.prompt.sentences[i].quotable {
+            if *s > 0.0 && *s >= RELEVANCE_CUTOFF * max {
                 let noise = self.temperature * 0.15 * max * self.gumbel();
                 noisy.push((i, s + noise));
             }
@@ -281,7 +329,7 @@ impl Ctx<'_> {
         let mut out = String::new();
         let mut used = 0;
         for i in ranked {
-            let s = &self.prompt.sentences[i].text;
+            let s = &self.prompt.sentences[i].quote;
             let n = tokens::count(s);
             if used == 0 && n > budget {
                 return tokens::truncate(s, budget);
@@ -397,7 +445,7 @@ impl Ctx<'_> {
             _ => {
                 let ranked = self.ranked(&query);
                 let text = match ranked.get(item).or(ranked.first()) {
-                    Some(&i) => self.prompt.sentences[i].text.clone(),
+                    Some(&i) => self.prompt.sentences[i].quote.clone(),
                     None => self.dont_know(),
                 };
                 match schema.get("maxLength").and_then(|v| v.as_u64()) {
@@ -535,6 +583,17 @@ mod tests {
         assert!(v["reason"].as_str().is_some_and(|s| s.contains("brandy")));
         assert_eq!(v["supported"], true);
         assert!((1..=5).contains(&v["confidence"].as_i64().unwrap_or(0)));
+    }
+
+    #[test]
+    fn does_not_echo_the_question_and_quotes_without_labels() {
+        let sys = "### Memory\n- [host] Please describe your timeline on the day of the incident.\n- [Ben answered Ada] At 9 pm I locked the cellar.";
+        let a = respond(&req(
+            sys,
+            "Question: Please describe your timeline on the day of the incident at 9 pm.",
+            None,
+        ));
+        assert_eq!(a.content, "At 9 pm I locked the cellar.");
     }
 
     #[test]

@@ -1,0 +1,768 @@
+//! The `Character` actor and the ThinkThrice agent (Memory Retrieval, Self-Refinement, Self-Verification).
+//!
+//! A character answers the host's and other players' requests one at a time (turns are synchronous).
+//! Each reply is a [`Turn`]: the public text plus the private module steps that produced it (recalled
+//! memories, sub-questions, verification attempts). Every LLM call's usage is attributed to exactly one
+//! of those steps or to the turn itself, so the transcript adds up to the bill.
+
+use std::sync::Arc;
+
+use minijinja::context;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::modules::Modules;
+use super::prompts::{PromptError, Prompts};
+use crate::game::Draft;
+use crate::llm::{CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, Usage};
+use crate::memory::{MemoryError, MemoryMsg};
+use crate::script::{option_letter, Script};
+use crate::text::{self, Bm25};
+
+/// The framework name in transcripts, results and prompt paths.
+pub const FRAMEWORK: &str = "thinkthrice";
+
+/// Every prompt the ThinkThrice agent renders; loaded (and checked) before the game starts.
+pub const PURPOSES: &[&str] = &[
+    "system",
+    "memory",
+    "introduce",
+    "ask",
+    "answer",
+    "sr_decompose",
+    "sr_refine",
+    "sv_check",
+    "vote",
+    "eval_factual",
+    "eval_inferential",
+    "judge_factual",
+];
+
+/// Facts kept per sub-question in Self-Refinement.
+const SR_FACTS_PER_SUBQUESTION: usize = 2;
+/// Facts checked per Self-Verification attempt; longer answers are checked on their first sentences.
+const SV_MAX_FACTS: usize = 6;
+/// An answer passes verification with at least this many supported facts (or all, if it has fewer)…
+pub const SV_MIN_SUPPORTED: usize = 2;
+/// …and at least this share of its facts supported.
+pub const SV_MIN_RATIO: f64 = 0.6;
+
+/// How an agent talks to its model.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub modules: Modules,
+    /// Records recalled per prompt when MR is on.
+    pub top_k: usize,
+    pub model: String,
+    pub temperature: f32,
+    pub top_p: f32,
+    /// Token budget of in-game answers and introductions.
+    pub max_tokens: u32,
+    /// Token budget of evaluation answers (short answers are what the factual judge compares).
+    pub eval_max_tokens: u32,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            modules: Modules {
+                mr: true,
+                sr: true,
+                sv: Some(3),
+            },
+            top_k: 8,
+            model: crate::llm::simulated::MODEL.to_string(),
+            temperature: 0.8,
+            top_p: 1.0,
+            max_tokens: 300,
+            eval_max_tokens: 48,
+        }
+    }
+}
+
+/// Why a character could not act.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error("memory: {0}")]
+    Memory(#[from] MemoryError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+}
+
+impl AgentError {
+    /// Usage spent by the failed action.
+    pub fn usage(&self) -> Usage {
+        match self {
+            AgentError::Llm(e) => e.usage(),
+            _ => Usage::default(),
+        }
+    }
+}
+
+/// A character's reply to one request.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    /// What the character says (an introduction, a question, an answer) or a vote's reason.
+    pub text: String,
+    /// For questions and votes: whom.
+    pub target: Option<String>,
+    /// For multiple-choice answers: the letter.
+    pub choice: Option<String>,
+    /// Private module steps, in order, each with the usage of the calls it made.
+    pub steps: Vec<Draft>,
+    /// Usage of calls not attributed to a step.
+    pub usage: Usage,
+}
+
+/// Requests a character handles.
+pub enum CharacterMsg {
+    /// Self-introduction on the host's request.
+    Introduce {
+        host_line: String,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// Ask someone a question: `target` if given (initial questioning), else a player of the character's
+    /// choosing among `candidates`.
+    Ask {
+        target: Option<String>,
+        candidates: Vec<String>,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// Answer `asker`'s question.
+    Answer {
+        asker: String,
+        question: String,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// Vote for one of `candidates`.
+    Vote {
+        vote_call: String,
+        candidates: Vec<String>,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// Evaluation: a factual question, answered briefly.
+    AnswerFactual {
+        question: String,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// Evaluation: a multiple-choice question.
+    AnswerInferential {
+        question: String,
+        options: Vec<String>,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+}
+
+/// Everything a character needs to start.
+pub struct CharacterArgs {
+    pub name: String,
+    pub script: Arc<Script>,
+    pub config: AgentConfig,
+    pub gateway: Gateway,
+    pub memory: ActorRef<MemoryMsg>,
+    pub prompts: Arc<Prompts>,
+    pub game_id: String,
+    pub seed: u64,
+    /// Test hook: panic while handling this request number (0-based), to exercise supervision.
+    pub panic_on_request: Option<u64>,
+}
+
+/// The actor.
+pub struct Character;
+
+/// A character's state: its script, its settings, and its call counter (which, with the game seed,
+/// makes every sample index reproducible).
+pub struct State {
+    args: CharacterArgs,
+    system: String,
+    murderer: bool,
+    /// Sentences the character may draw on when refining (the murderer's secrets excluded).
+    facts: Vec<String>,
+    calls: u64,
+    requests: u64,
+}
+
+impl Actor for Character {
+    type Msg = CharacterMsg;
+    type State = State;
+    type Arguments = CharacterArgs;
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<Self::Msg>,
+        args: CharacterArgs,
+    ) -> Result<State, ActorProcessingErr> {
+        let s = &args.script;
+        let c = s
+            .character(&args.name)
+            .ok_or_else(|| format!("no character named {}", args.name))?;
+        let cast: Vec<Value> = s
+            .characters
+            .iter()
+            .map(|c| json!({"name": c.name, "public": c.public}))
+            .collect();
+        let system = args.prompts.render(
+            "system",
+            context! {
+                name => c.name, title => s.title, murderer => c.is_murderer(), premise => s.premise,
+                victims => s.victims.iter().map(|v| json!({"name": v.name, "description": v.description})).collect::<Vec<_>>(),
+                cast => cast, story => c.story, timeline => c.timeline, relationships => c.relationships,
+                goals => c.goals, secrets => c.secrets,
+            },
+        )?;
+        let mut facts = text::sentences(&c.story);
+        facts.extend(text::sentences(&c.timeline));
+        facts.extend(c.relationships.iter().flat_map(|r| text::sentences(r)));
+        if !c.is_murderer() {
+            facts.extend(c.secrets.iter().flat_map(|r| text::sentences(r)));
+        }
+        Ok(State {
+            murderer: c.is_murderer(),
+            args,
+            system,
+            facts,
+            calls: 0,
+            requests: 0,
+        })
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<Self::Msg>,
+        msg: CharacterMsg,
+        st: &mut State,
+    ) -> Result<(), ActorProcessingErr> {
+        let n = st.requests;
+        st.requests += 1;
+        if st.args.panic_on_request == Some(n) {
+            panic!(
+                "injected fault: character {} crashed on request {n}",
+                st.args.name
+            );
+        }
+        let mut turn = TurnBuilder::default();
+        match msg {
+            CharacterMsg::Introduce { host_line, reply } => {
+                let r = st
+                    .respond(&mut turn, "introduce", &host_line, "host", Phase::Gameplay)
+                    .await;
+                let _ = reply.send(r.map(|text| turn.finish(text)));
+            }
+            CharacterMsg::Ask {
+                target,
+                candidates,
+                reply,
+            } => {
+                let r = st.ask(&mut turn, target, &candidates).await;
+                let _ = reply.send(r.map(|(target, q)| Turn {
+                    target: Some(target),
+                    ..turn.finish(q)
+                }));
+            }
+            CharacterMsg::Answer {
+                asker,
+                question,
+                reply,
+            } => {
+                let r = st
+                    .respond(&mut turn, "answer", &question, &asker, Phase::Gameplay)
+                    .await;
+                let _ = reply.send(r.map(|text| turn.finish(text)));
+            }
+            CharacterMsg::Vote {
+                vote_call,
+                candidates,
+                reply,
+            } => {
+                let r = st.vote(&mut turn, &vote_call, &candidates).await;
+                let _ = reply.send(r.map(|(target, reason)| Turn {
+                    target: Some(target),
+                    ..turn.finish(reason)
+                }));
+            }
+            CharacterMsg::AnswerFactual { question, reply } => {
+                let r = st
+                    .respond(
+                        &mut turn,
+                        "eval_factual",
+                        &question,
+                        "evaluator",
+                        Phase::Evaluation,
+                    )
+                    .await;
+                let _ = reply.send(r.map(|text| turn.finish(text)));
+            }
+            CharacterMsg::AnswerInferential {
+                question,
+                options,
+                reply,
+            } => {
+                let r = st.inferential(&mut turn, &question, &options).await;
+                let _ = reply.send(r.map(|(letter, rationale)| Turn {
+                    choice: Some(letter),
+                    ..turn.finish(rationale)
+                }));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Collects a turn's steps and attributes usage: a step takes the usage accrued since the last step.
+#[derive(Default)]
+struct TurnBuilder {
+    steps: Vec<Draft>,
+    pending: Usage,
+}
+
+impl TurnBuilder {
+    fn spend(&mut self, u: Usage) {
+        self.pending += u;
+    }
+
+    fn step(&mut self, kind: &str, speaker: &str, text: String, data: Option<Value>) {
+        let mut d = Draft::private(kind, speaker, &[speaker], text)
+            .with_usage(std::mem::take(&mut self.pending));
+        d.data = data;
+        self.steps.push(d);
+    }
+
+    fn finish(&mut self, text: String) -> Turn {
+        Turn {
+            text,
+            target: None,
+            choice: None,
+            steps: std::mem::take(&mut self.steps),
+            usage: std::mem::take(&mut self.pending),
+        }
+    }
+}
+
+fn schema(name: &str, schema: Value) -> ResponseSchema {
+    ResponseSchema {
+        name: name.to_string(),
+        schema,
+    }
+}
+
+impl State {
+    fn name(&self) -> &str {
+        &self.args.name
+    }
+
+    fn tags(&self, phase: Phase, purpose: &str) -> CallTags {
+        CallTags {
+            game: self.args.game_id.clone(),
+            agent: self.args.name.clone(),
+            framework: FRAMEWORK.to_string(),
+            phase,
+            purpose: purpose.to_string(),
+        }
+    }
+
+    /// The sample index of the next call: a hash of (game seed, agent, call number).
+    fn next_sample(&mut self) -> u64 {
+        let mut h = Sha256::new();
+        h.update(self.args.seed.to_le_bytes());
+        h.update(self.args.name.as_bytes());
+        h.update(self.calls.to_le_bytes());
+        self.calls += 1;
+        let d = h.finalize();
+        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+    }
+
+    async fn call(
+        &mut self,
+        turn: &mut TurnBuilder,
+        purpose: &str,
+        user: String,
+        max_tokens: u32,
+        schema: Option<ResponseSchema>,
+        phase: Phase,
+    ) -> Result<(String, Option<Value>), AgentError> {
+        let c = &self.args.config;
+        let req = ChatRequest {
+            model: c.model.clone(),
+            messages: vec![Message::system(self.system.clone()), Message::user(user)],
+            temperature: c.temperature,
+            top_p: c.top_p,
+            max_tokens,
+            schema,
+            logprobs: false,
+            sample: self.next_sample(),
+        };
+        let tags = self.tags(phase, purpose);
+        match self.args.gateway.chat(req, tags).await {
+            Ok(out) => {
+                turn.spend(out.usage);
+                Ok((out.response.content, out.json))
+            }
+            Err(e) => {
+                turn.spend(e.usage());
+                Err(e.into())
+            }
+        }
+    }
+
+    /// With MR on: the agent's top-k memories for `query`, rendered as a prompt block, and a private
+    /// `memory_recall` step. With MR off: an empty block (the agent is memoryless).
+    async fn recall(
+        &mut self,
+        turn: &mut TurnBuilder,
+        query: &str,
+        phase: Phase,
+    ) -> Result<String, AgentError> {
+        if !self.args.config.modules.mr {
+            return Ok(String::new());
+        }
+        let tags = self.tags(phase, "memory_query");
+        let name = self.name().to_string();
+        let k = self.args.config.top_k;
+        let text = query.to_string();
+        let r = self
+            .args
+            .memory
+            .call(
+                |reply| MemoryMsg::Query {
+                    agent: name.clone(),
+                    text,
+                    k,
+                    tags,
+                    reply,
+                },
+                None,
+            )
+            .await;
+        let (records, usage) = match r {
+            Ok(ractor::rpc::CallResult::Success(x)) => x?,
+            _ => return Err(MemoryError::Unavailable.into()),
+        };
+        turn.spend(usage);
+        let texts: Vec<String> = records.iter().map(|r| r.text.clone()).collect();
+        let events: Vec<u64> = records.iter().map(|r| r.event).collect();
+        turn.step(
+            "memory_recall",
+            &name,
+            texts.join("\n"),
+            Some(json!({ "query": query, "events": events })),
+        );
+        Ok(self
+            .args
+            .prompts
+            .render("memory", context! { records => texts })?)
+    }
+
+    /// Answers a question through the ThinkThrice pipeline: draft (with memory), then Self-Refinement,
+    /// then Self-Verification with up to N attempts, keeping the best attempt.
+    async fn respond(
+        &mut self,
+        turn: &mut TurnBuilder,
+        purpose: &str,
+        question: &str,
+        asker: &str,
+        phase: Phase,
+    ) -> Result<String, AgentError> {
+        let memory = self.recall(turn, question, phase).await?;
+        let attempts = self.args.config.modules.sv.unwrap_or(1);
+        let mut best: Option<(f64, String)> = None;
+        for attempt in 0..attempts {
+            let answer = self
+                .draft_and_refine(turn, purpose, question, asker, &memory, phase)
+                .await?;
+            let Some(_) = self.args.config.modules.sv else {
+                return Ok(answer);
+            };
+            let (score, passed) = self.verify(turn, &answer, attempt, phase).await?;
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((score, answer));
+            }
+            if passed {
+                break;
+            }
+        }
+        Ok(best.map(|b| b.1).unwrap_or_default())
+    }
+
+    async fn draft_and_refine(
+        &mut self,
+        turn: &mut TurnBuilder,
+        purpose: &str,
+        question: &str,
+        asker: &str,
+        memory: &str,
+        phase: Phase,
+    ) -> Result<String, AgentError> {
+        let c = &self.args.config;
+        let budget = if phase == Phase::Evaluation {
+            c.eval_max_tokens
+        } else {
+            c.max_tokens
+        };
+        let user = match purpose {
+            "introduce" => self.args.prompts.render(
+                "introduce",
+                context! { memory => memory, host_line => question },
+            )?,
+            "answer" => self.args.prompts.render(
+                "answer",
+                context! { memory => memory, asker => asker, question => question },
+            )?,
+            _ => self.args.prompts.render(
+                "eval_factual",
+                context! { memory => memory, question => question },
+            )?,
+        };
+        let (draft, _) = self.call(turn, purpose, user, budget, None, phase).await?;
+        if !self.args.config.modules.sr {
+            return Ok(draft);
+        }
+        let name = self.name().to_string();
+        turn.step("draft", &name, draft.clone(), None);
+        // Self-Refinement: sub-questions → facts from the script → an answer that includes them.
+        let user = self
+            .args
+            .prompts
+            .render("sr_decompose", context! { question => question })?;
+        let s = schema(
+            "sub_questions",
+            json!({"type": "object", "properties": {"sub_questions": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4}}, "required": ["sub_questions"], "additionalProperties": false}),
+        );
+        let (_, v) = self
+            .call(turn, "sr_decompose", user, 200, Some(s), phase)
+            .await?;
+        let subs: Vec<String> = v
+            .as_ref()
+            .and_then(|v| v["sub_questions"].as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let facts = self.script_facts(question, &subs);
+        turn.step(
+            "sr_subquestions",
+            &name,
+            subs.join("\n"),
+            Some(json!({ "facts": facts })),
+        );
+        let missing: Vec<&String> = facts
+            .iter()
+            .filter(|f| !draft.contains(f.as_str()))
+            .collect();
+        if missing.is_empty() {
+            return Ok(draft);
+        }
+        let user = self.args.prompts.render(
+            "sr_refine",
+            context! { draft => draft, facts => missing, question => question, murderer => self.murderer },
+        )?;
+        let (refined, _) = self
+            .call(turn, "sr_refine", user, budget + budget / 2, None, phase)
+            .await?;
+        Ok(refined)
+    }
+
+    /// The script sentences most relevant to the question and each sub-question (lexical retrieval over
+    /// the agent's own script; the paper leaves the retriever open).
+    fn script_facts(&self, question: &str, subs: &[String]) -> Vec<String> {
+        let index = Bm25::new(&self.facts);
+        let mut out: Vec<String> = Vec::new();
+        for q in std::iter::once(question).chain(subs.iter().map(String::as_str)) {
+            let scores = index.scores(q);
+            let mut order: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] > 0.0).collect();
+            order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+            for i in order.into_iter().take(SR_FACTS_PER_SUBQUESTION) {
+                if !out.contains(&self.facts[i]) {
+                    out.push(self.facts[i].clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Self-Verification of one attempt: each fact (sentence) of the answer is checked against the
+    /// script. Returns the attempt's score (authenticity first, length as a tie-breaker) and whether it
+    /// meets the threshold.
+    async fn verify(
+        &mut self,
+        turn: &mut TurnBuilder,
+        answer: &str,
+        attempt: u32,
+        phase: Phase,
+    ) -> Result<(f64, bool), AgentError> {
+        let facts: Vec<String> = text::sentences(answer)
+            .into_iter()
+            .take(SV_MAX_FACTS)
+            .collect();
+        let s = schema(
+            "verification",
+            json!({"type": "object", "properties": {"supported": {"type": "boolean"}}, "required": ["supported"], "additionalProperties": false}),
+        );
+        let mut supported = 0;
+        let mut verdicts = Vec::new();
+        for f in &facts {
+            let user = self
+                .args
+                .prompts
+                .render("sv_check", context! { claim => f })?;
+            let (_, v) = self
+                .call(turn, "sv_check", user, 20, Some(s.clone()), phase)
+                .await?;
+            let ok = v
+                .as_ref()
+                .and_then(|v| v["supported"].as_bool())
+                .unwrap_or(false);
+            supported += usize::from(ok);
+            verdicts.push(ok);
+        }
+        let n = facts.len();
+        let ratio = if n == 0 {
+            0.0
+        } else {
+            supported as f64 / n as f64
+        };
+        let passed = n > 0 && supported >= SV_MIN_SUPPORTED.min(n) && ratio >= SV_MIN_RATIO;
+        let words = answer
+            .split_whitespace()
+            .count()
+            .max(answer.chars().count() / 2);
+        let score = ratio + 0.1 * (words.min(150) as f64 / 150.0);
+        let name = self.name().to_string();
+        turn.step(
+            "sv_attempt",
+            &name,
+            format!("attempt {}: {supported}/{n} facts supported", attempt + 1),
+            Some(json!({ "attempt": attempt + 1, "supported": supported, "facts": n, "verdicts": verdicts, "passed": passed, "score": score })),
+        );
+        Ok((score, passed))
+    }
+
+    async fn ask(
+        &mut self,
+        turn: &mut TurnBuilder,
+        target: Option<String>,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let victims = self.victim_names();
+        let query = match &target {
+            Some(t) => format!("{t} timeline movements {victims}"),
+            None => format!("{victims} death suspicious timeline motive contradiction"),
+        };
+        let memory = self.recall(turn, &query, Phase::Gameplay).await?;
+        let choices: Vec<String> = match &target {
+            Some(t) => vec![t.clone()],
+            None => candidates.to_vec(),
+        };
+        let user = self.args.prompts.render(
+            "ask",
+            context! { memory => memory, target => target, candidates => candidates, victim_names => victims },
+        )?;
+        let s = schema(
+            "question",
+            json!({"type": "object", "properties": {"target": {"type": "string", "enum": choices}, "question": {"type": "string"}}, "required": ["target", "question"], "additionalProperties": false}),
+        );
+        let (_, v) = self
+            .call(turn, "ask", user, 150, Some(s), Phase::Gameplay)
+            .await?;
+        let v = v.unwrap_or(Value::Null);
+        let chosen = v["target"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| choices[0].clone());
+        Ok((
+            chosen,
+            v["question"].as_str().unwrap_or_default().to_string(),
+        ))
+    }
+
+    async fn vote(
+        &mut self,
+        turn: &mut TurnBuilder,
+        vote_call: &str,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let victims = self.victim_names();
+        let memory = self
+            .recall(
+                turn,
+                &format!("who killed {victims} motive opportunity weapon lied"),
+                Phase::Gameplay,
+            )
+            .await?;
+        let user = self.args.prompts.render(
+            "vote",
+            context! { memory => memory, vote_call => vote_call, candidates => candidates, victim_names => victims },
+        )?;
+        let s = schema(
+            "vote",
+            json!({"type": "object", "properties": {"vote": {"type": "string", "enum": candidates}, "reason": {"type": "string"}}, "required": ["vote", "reason"], "additionalProperties": false}),
+        );
+        let (_, v) = self
+            .call(turn, "vote", user, 150, Some(s), Phase::Gameplay)
+            .await?;
+        let v = v.unwrap_or(Value::Null);
+        let target = v["vote"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| candidates[0].clone());
+        Ok((target, v["reason"].as_str().unwrap_or_default().to_string()))
+    }
+
+    async fn inferential(
+        &mut self,
+        turn: &mut TurnBuilder,
+        question: &str,
+        options: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let memory = self
+            .recall(
+                turn,
+                &format!("{question} {}", options.join(" ")),
+                Phase::Evaluation,
+            )
+            .await?;
+        let letters: Vec<String> = (0..options.len()).map(option_letter).collect();
+        let opts: Vec<Value> = options
+            .iter()
+            .enumerate()
+            .map(|(i, t)| json!({"letter": option_letter(i), "text": t}))
+            .collect();
+        let user = self.args.prompts.render(
+            "eval_inferential",
+            context! { memory => memory, options => opts, question => question },
+        )?;
+        let s = schema(
+            "choice",
+            json!({"type": "object", "properties": {"answer": {"type": "string", "enum": letters}, "rationale": {"type": "string"}}, "required": ["answer", "rationale"], "additionalProperties": false}),
+        );
+        let (_, v) = self
+            .call(
+                turn,
+                "eval_inferential",
+                user,
+                200,
+                Some(s),
+                Phase::Evaluation,
+            )
+            .await?;
+        let v = v.unwrap_or(Value::Null);
+        Ok((
+            v["answer"].as_str().unwrap_or("A").to_string(),
+            v["rationale"].as_str().unwrap_or_default().to_string(),
+        ))
+    }
+
+    fn victim_names(&self) -> String {
+        self.args
+            .script
+            .victims
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    }
+}

@@ -1,0 +1,420 @@
+//! The command line: flag definitions and one function per subcommand.
+//!
+//! Everything a run needs is checked before the first LLM call (script, framework, modules, provider
+//! key, pricing table, prompts), so bad input costs nothing. Library errors become one-line messages at
+//! this edge (anyhow).
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::agent::{AgentConfig, Modules, FRAMEWORK};
+use crate::game::{self, EmbedderChoice, GameConfig, GameResult, JudgeChoice, ThinkThriceSettings};
+use crate::llm::{
+    Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SharedProvider,
+    SimulatedProvider,
+};
+use crate::mockllm::{self, MockConfig};
+use crate::script::Script;
+
+/// sleuth: plays LLM murder-mystery games (Jubensha) and evaluates the agents.
+#[derive(Debug, Parser)]
+#[command(name = "sleuth", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Play one game end to end and evaluate the agents.
+    Play(PlayArgs),
+    /// Serve the simulated model over an OpenAI-compatible HTTP API (for tests and load tests).
+    MockLlm(MockArgs),
+    /// Work with script files.
+    #[command(subcommand)]
+    Script(ScriptCommand),
+}
+
+/// `sleuth script …`
+#[derive(Debug, Subcommand)]
+pub enum ScriptCommand {
+    /// Check a script file and list every problem with its field path.
+    Validate { path: PathBuf },
+}
+
+/// Flags of `sleuth play`.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// The script file (TOML; see docs/script-format.md).
+    pub script: PathBuf,
+    /// Agent framework. This version has `thinkthrice`.
+    #[arg(long, default_value = FRAMEWORK)]
+    pub framework: String,
+    /// ThinkThrice modules: comma-separated mr, sr, sv or sv=N, or `none`.
+    #[arg(long, default_value = "mr,sr,sv=3")]
+    pub modules: String,
+    /// Game seed: the same seed, script and flags replay the same game.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// `simulated` (in-process, no key) or `openai` (any OpenAI-compatible endpoint).
+    #[arg(long, default_value = "simulated")]
+    pub provider: String,
+    /// Model name; default `sim-1` for simulated, `gpt-4o-mini` for openai.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of the OpenAI-compatible API.
+    #[arg(long, default_value = "https://api.openai.com/v1")]
+    pub base_url: String,
+    /// Environment variable that holds the API key (never pass the key itself on the command line).
+    #[arg(long, default_value = crate::llm::DEFAULT_KEY_ENV)]
+    pub api_key_env: String,
+    /// Output directory for transcript.jsonl and result.json.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Open-questioning rounds before the clue cards.
+    #[arg(long, default_value_t = 2)]
+    pub rounds_before_clues: u32,
+    /// Open-questioning rounds after the clue cards.
+    #[arg(long, default_value_t = 3)]
+    pub rounds_after_clues: u32,
+    /// Skip initial questioning after each self-introduction.
+    #[arg(long)]
+    pub no_initial_questioning: bool,
+    /// Records recalled per prompt with MR.
+    #[arg(long, default_value_t = 8)]
+    pub top_k: usize,
+    #[arg(long, default_value_t = 0.8)]
+    pub temperature: f32,
+    #[arg(long, default_value_t = 1.0)]
+    pub top_p: f32,
+    /// Token budget of in-game answers.
+    #[arg(long, default_value_t = 300)]
+    pub max_tokens: u32,
+    /// Grade factual answers with this LLM instead of the lexical judge.
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    /// Pass mark of the lexical judge (window token-F1).
+    #[arg(long, default_value_t = crate::eval::DEFAULT_LEXICAL_THRESHOLD)]
+    pub judge_threshold: f64,
+    /// Memory embedder: `hashing` (local) or `openai:MODEL` (through the gateway).
+    #[arg(long, default_value = "hashing")]
+    pub embedder: String,
+    /// Pricing table (USD per million tokens per model); the built-in one otherwise.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics while the game runs.
+    #[arg(long)]
+    pub metrics_addr: Option<SocketAddr>,
+    /// Directory of prompt templates replacing the built-in ones.
+    #[arg(long)]
+    pub prompts_dir: Option<PathBuf>,
+    /// Added latency of the simulated provider, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub sim_latency_ms: u64,
+    /// Retries of a failed call (429, 5xx, timeout) before the game fails.
+    #[arg(long, default_value_t = 8)]
+    pub max_retries: u32,
+    /// First retry backoff in milliseconds (doubles per retry, with jitter; Retry-After wins if longer).
+    #[arg(long, default_value_t = 500)]
+    pub retry_base_ms: u64,
+    /// Per-attempt timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout_secs: u64,
+    /// Keep the last run's metrics endpoint up this many seconds after the game (for a final scrape).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub linger_secs: u64,
+}
+
+/// Flags of `sleuth mock-llm`.
+#[derive(Debug, Args)]
+pub struct MockArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8089")]
+    pub listen: SocketAddr,
+    /// Latency added to every request.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Share of requests answered with an injected 429 or 500 (with Retry-After).
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Requests beyond this many at once get 429.
+    #[arg(long)]
+    pub max_concurrency: Option<usize>,
+    /// Seed of the fault injector.
+    #[arg(long, default_value_t = 0)]
+    pub fault_seed: u64,
+    /// Retry-After sent with injected errors, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub retry_after_ms: u64,
+    /// Model names served (repeatable).
+    #[arg(long = "model", default_value = crate::llm::simulated::MODEL)]
+    pub models: Vec<String>,
+}
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Play(args) => play(args).await,
+        Command::MockLlm(args) => mock_llm(args).await,
+        Command::Script(ScriptCommand::Validate { path }) => validate(&path),
+    }
+}
+
+fn validate(path: &Path) -> Result<()> {
+    let s = Script::load(path)?;
+    println!(
+        "{}: ok — \"{}\", {} characters, {} clues, {} factual and {} inferential questions",
+        path.display(),
+        s.title,
+        s.characters.len(),
+        s.clues.len(),
+        s.factual.len(),
+        s.inferential.len()
+    );
+    Ok(())
+}
+
+async fn mock_llm(a: MockArgs) -> Result<()> {
+    if !(0.0..=1.0).contains(&a.error_rate) {
+        bail!("--error-rate must be between 0 and 1, got {}", a.error_rate);
+    }
+    let config = MockConfig {
+        latency: Duration::from_millis(a.latency_ms),
+        error_rate: a.error_rate,
+        max_concurrency: a.max_concurrency,
+        fault_seed: a.fault_seed,
+        retry_after_ms: a.retry_after_ms,
+        models: a.models,
+    };
+    let models = config.models.clone();
+    let server = mockllm::MockServer::start(a.listen, config).await?;
+    // The bound address, not the requested one: with port 0 the OS picks it and scripts read it here.
+    println!(
+        "sleuth mock-llm: serving {models:?} on {} (ctrl-c to stop)",
+        server.base_url()
+    );
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot wait for ctrl-c")?;
+    server.shutdown().await;
+    Ok(())
+}
+
+/// A file-system friendly form of a title.
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+async fn play(a: PlayArgs) -> Result<()> {
+    // Everything that can be wrong with the input is checked here, before any token is spent.
+    if a.framework != FRAMEWORK {
+        bail!(
+            "unknown framework `{}` in --framework (expected one of: {FRAMEWORK})",
+            a.framework
+        );
+    }
+    let modules: Modules = a.modules.parse()?;
+    let script = Arc::new(Script::load(&a.script)?);
+    let embedder = match a.embedder.as_str() {
+        "hashing" => EmbedderChoice::Hashing,
+        e if e.starts_with("openai:") && e.len() > 7 => EmbedderChoice::Remote(e[7..].to_string()),
+        other => {
+            bail!("unknown embedder `{other}` in --embedder (expected `hashing` or `openai:MODEL`)")
+        }
+    };
+    if !(0.0..=1.0).contains(&a.judge_threshold) {
+        bail!(
+            "--judge-threshold must be between 0 and 1, got {}",
+            a.judge_threshold
+        );
+    }
+    let pricing = match &a.pricing {
+        Some(p) => Pricing::load(p)?,
+        None => Pricing::builtin(),
+    };
+    let (provider, model): (SharedProvider, String) = match a.provider.as_str() {
+        "simulated" => (
+            Arc::new(SimulatedProvider {
+                latency: Duration::from_millis(a.sim_latency_ms),
+            }),
+            a.model
+                .clone()
+                .unwrap_or_else(|| crate::llm::simulated::MODEL.to_string()),
+        ),
+        "openai" => {
+            let key = std::env::var(&a.api_key_env).map_err(|_| {
+                anyhow!("--provider openai needs an API key in the environment variable {} (set it, or name another with --api-key-env)", a.api_key_env)
+            })?;
+            let settings = OpenAiSettings {
+                base_url: a.base_url.clone(),
+                api_key: key,
+                timeout: Duration::from_secs(a.timeout_secs),
+            };
+            (
+                Arc::new(OpenAiProvider::new(&settings)?),
+                a.model.clone().unwrap_or_else(|| "gpt-4o-mini".to_string()),
+            )
+        }
+        other => {
+            bail!("unknown provider `{other}` in --provider (expected `simulated` or `openai`)")
+        }
+    };
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stem = a
+            .script
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| slug(&script.title));
+        PathBuf::from("runs").join(format!(
+            "{}-{}-s{}",
+            slug(&stem),
+            slug(&modules.to_string()),
+            a.seed
+        ))
+    });
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create output directory {}", out.display()))?;
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {pos} events · {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        pb.enable_steady_tick(Duration::from_millis(120));
+        pb
+    });
+    let config = GameConfig {
+        game_id: format!(
+            "{}-{}-s{}",
+            slug(&script.title),
+            slug(&modules.to_string()),
+            a.seed
+        ),
+        seed: a.seed,
+        settings: ThinkThriceSettings {
+            rounds_before_clues: a.rounds_before_clues,
+            rounds_after_clues: a.rounds_after_clues,
+            initial_questioning: !a.no_initial_questioning,
+        },
+        agent: AgentConfig {
+            modules,
+            top_k: a.top_k,
+            model: model.clone(),
+            temperature: a.temperature,
+            top_p: a.top_p,
+            max_tokens: a.max_tokens,
+            ..AgentConfig::default()
+        },
+        judge: a
+            .judge_model
+            .clone()
+            .map(JudgeChoice::Llm)
+            .unwrap_or_default(),
+        lexical_threshold: Some(a.judge_threshold),
+        embedder,
+        transcript_path: Some(out.join("transcript.jsonl")),
+        prompts_dir: a.prompts_dir.clone(),
+        progress: progress.clone(),
+        inject_panic: None,
+    };
+    game::load_prompts(&script, &config)?;
+    if let Some(addr) = a.metrics_addr {
+        crate::telemetry::serve_metrics(addr)?;
+    }
+    let gateway_config = GatewayConfig {
+        max_retries: a.max_retries,
+        backoff_base: Duration::from_millis(a.retry_base_ms),
+        timeout: Duration::from_secs(a.timeout_secs),
+        ..GatewayConfig::default()
+    };
+    let gateway = Gateway::start(provider, pricing, gateway_config).await?;
+    let result = game::play(script, config, gateway.clone()).await;
+    if let Some(pb) = &progress {
+        pb.finish_and_clear();
+    }
+    gateway.stop();
+    let result = result.with_context(|| {
+        format!(
+            "game failed (the transcript so far is in {})",
+            out.join("transcript.jsonl").display()
+        )
+    })?;
+    let path = out.join("result.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&result)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    print_summary(&result, &out);
+    if a.linger_secs > 0 {
+        tokio::time::sleep(Duration::from_secs(a.linger_secs)).await;
+    }
+    Ok(())
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|v| format!("{:5.1}%", v * 100.0))
+        .unwrap_or_else(|| "    —".into())
+}
+
+fn print_summary(r: &GameResult, out: &Path) {
+    println!(
+        "{} · {} ({}) · seed {} · {}/{}",
+        r.script, r.framework, r.modules, r.seed, r.provider, r.model
+    );
+    let got = r.vote_counts.get(&r.murderer).copied().unwrap_or(0);
+    println!(
+        "Winner: {}   (murderer {} got {} of {} votes; detection accuracy {:.2})",
+        r.winner.as_str(),
+        r.murderer,
+        got,
+        r.votes.len(),
+        r.murderer_detection_accuracy
+    );
+    let votes: Vec<String> = r.votes.iter().map(|(v, t)| format!("{v} → {t}")).collect();
+    println!("Votes: {}", votes.join("; "));
+    println!();
+    println!("Factual QA ({})", r.factual.judge);
+    println!("  {:<8} {:>7} {:>6}", "", "acc", "n");
+    for (label, key, v) in [
+        ("Own", "own", r.factual.own),
+        ("CQ", "cq", r.factual.cq),
+        ("MQ", "mq", r.factual.mq),
+        ("Others", "", r.factual.others),
+    ] {
+        let n = if key.is_empty() {
+            r.factual.counts.get("cq").copied().unwrap_or(0)
+                + r.factual.counts.get("mq").copied().unwrap_or(0)
+        } else {
+            r.factual.counts.get(key).copied().unwrap_or(0)
+        };
+        println!("  {label:<8} {:>7} {n:>6}", pct(v));
+    }
+    println!(
+        "Inferential accuracy: {}",
+        pct(r.inferential_accuracy).trim()
+    );
+    let u = &r.usage;
+    println!();
+    println!(
+        "Usage: {} calls, {} prompt + {} completion tokens, ${:.4}, {} retries, {} parse failures",
+        u.calls, u.prompt_tokens, u.completion_tokens, u.cost_usd, u.retries, u.parse_failures
+    );
+    println!(
+        "Wrote {} and {}",
+        out.join("transcript.jsonl").display(),
+        out.join("result.json").display()
+    );
+}

@@ -1,0 +1,212 @@
+//! The evaluator actor: asks every agent the script's questions after the game and grades the answers.
+//!
+//! Factual questions are split by whose script they come from (ThinkThrice Table 4): the agent's own
+//! (Own), another civilian's (CQ) or the murderer's (MQ). Accuracies are micro-averages over all answers
+//! of a category across agents. Every answer and verdict is a transcript event (private to the agent),
+//! so a report can always be traced back to what was said.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde_json::json;
+
+use super::judge::Judge;
+use crate::agent::{AgentError, CharacterMsg, Turn};
+use crate::game::{Draft, FactualScores, GameError, Transcript};
+use crate::script::{option_letter, Script};
+
+/// What evaluation found.
+#[derive(Debug, Clone, Default)]
+pub struct EvalReport {
+    pub factual: FactualScores,
+    pub inferential_accuracy: Option<f64>,
+}
+
+/// Messages to the evaluator.
+pub enum EvaluatorMsg {
+    /// Evaluate every agent, appending to the transcript (returned even on failure).
+    Evaluate {
+        transcript: Transcript,
+        reply: RpcReplyPort<(Transcript, Result<EvalReport, GameError>)>,
+    },
+}
+
+/// What the evaluator needs.
+pub struct EvaluatorArgs {
+    pub script: Arc<Script>,
+    pub characters: Vec<(String, ActorRef<CharacterMsg>)>,
+    pub judge: Judge,
+    pub game_id: String,
+    pub progress: Option<indicatif::ProgressBar>,
+}
+
+/// The evaluator actor.
+pub struct Evaluator;
+
+impl Actor for Evaluator {
+    type Msg = EvaluatorMsg;
+    type State = EvaluatorArgs;
+    type Arguments = EvaluatorArgs;
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<Self::Msg>,
+        args: EvaluatorArgs,
+    ) -> Result<EvaluatorArgs, ActorProcessingErr> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<Self::Msg>,
+        msg: EvaluatorMsg,
+        st: &mut EvaluatorArgs,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            EvaluatorMsg::Evaluate {
+                mut transcript,
+                reply,
+            } => {
+                let r = evaluate(st, &mut transcript).await;
+                let r = r.and_then(|rep| transcript.flush().map(|_| rep).map_err(GameError::from));
+                let _ = reply.send((transcript, r));
+            }
+        }
+        Ok(())
+    }
+}
+
+const STAGE: &str = "evaluation";
+
+async fn ask(
+    actor: &ActorRef<CharacterMsg>,
+    who: &str,
+    make: impl FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
+) -> Result<Turn, GameError> {
+    match actor.call(make, None).await {
+        Ok(ractor::rpc::CallResult::Success(Ok(t))) => Ok(t),
+        Ok(ractor::rpc::CallResult::Success(Err(e))) => Err(GameError::Agent {
+            agent: who.to_string(),
+            error: e,
+        }),
+        _ => Err(GameError::ActorLost(format!("character {who}"))),
+    }
+}
+
+fn push(st: &EvaluatorArgs, t: &mut Transcript, d: Draft) -> Result<u64, GameError> {
+    if let Some(pb) = &st.progress {
+        pb.inc(1);
+    }
+    Ok(t.push(STAGE, d)?)
+}
+
+async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, GameError> {
+    if let Some(pb) = &st.progress {
+        pb.set_message("evaluation");
+    }
+    let murderer = st.script.truth.murderer.clone();
+    // category → (correct, answered)
+    let mut tallies: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
+    let (mut inf_correct, mut inf_total) = (0usize, 0usize);
+    for (name, actor) in &st.characters {
+        for (qi, q) in st.script.factual.iter().enumerate() {
+            let category = if q.character == *name {
+                "own"
+            } else if q.character == murderer {
+                "mq"
+            } else {
+                "cq"
+            };
+            let question = q.question.clone();
+            let mut turn = ask(actor, name, |reply| CharacterMsg::AnswerFactual {
+                question,
+                reply,
+            })
+            .await?;
+            for step in std::mem::take(&mut turn.steps) {
+                push(st, t, step)?;
+            }
+            let seq = t.events().len() as u64;
+            let verdict = st
+                .judge
+                .grade(&st.game_id, seq, &q.question, &q.answer, &turn.text)
+                .await
+                .map_err(|e| GameError::Agent {
+                    agent: "judge".into(),
+                    error: e.into(),
+                })?;
+            let entry = tallies.entry(category).or_default();
+            entry.0 += usize::from(verdict.correct);
+            entry.1 += 1;
+            let data = json!({
+                "question": qi, "about": q.character, "category": category, "text": q.question,
+                "reference": q.answer, "correct": verdict.correct, "score": verdict.score,
+            });
+            let d = Draft::private("factual_answer", name, &[name], turn.text.clone())
+                .with_usage(turn.usage)
+                .with_data(data);
+            push(st, t, d)?;
+            if !verdict.usage.is_empty() {
+                let j = Draft::private(
+                    "judgement",
+                    "judge",
+                    &[name],
+                    format!("correct: {}", verdict.correct),
+                )
+                .with_usage(verdict.usage);
+                push(st, t, j)?;
+            }
+        }
+        for (qi, q) in st.script.inferential.iter().enumerate() {
+            let (question, options) = (q.question.clone(), q.options.clone());
+            let mut turn = ask(actor, name, |reply| CharacterMsg::AnswerInferential {
+                question,
+                options,
+                reply,
+            })
+            .await?;
+            for step in std::mem::take(&mut turn.steps) {
+                push(st, t, step)?;
+            }
+            let choice = turn.choice.clone().unwrap_or_default();
+            let correct = q.answer_index().is_some_and(|i| option_letter(i) == choice);
+            inf_correct += usize::from(correct);
+            inf_total += 1;
+            let data =
+                json!({ "question": qi, "choice": choice, "answer": q.answer, "correct": correct });
+            push(
+                st,
+                t,
+                Draft::private("inferential_answer", name, &[name], turn.text.clone())
+                    .with_usage(turn.usage)
+                    .with_data(data),
+            )?;
+        }
+    }
+    let acc = |c: &str| {
+        tallies
+            .get(c)
+            .filter(|x| x.1 > 0)
+            .map(|x| x.0 as f64 / x.1 as f64)
+    };
+    let others = {
+        let (c, n) = ["cq", "mq"]
+            .iter()
+            .filter_map(|k| tallies.get(k))
+            .fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
+        (n > 0).then(|| c as f64 / n as f64)
+    };
+    let factual = FactualScores {
+        own: acc("own"),
+        cq: acc("cq"),
+        mq: acc("mq"),
+        others,
+        counts: tallies.iter().map(|(k, v)| (k.to_string(), v.1)).collect(),
+        judge: st.judge.describe(),
+    };
+    Ok(EvalReport {
+        factual,
+        inferential_accuracy: (inf_total > 0).then(|| inf_correct as f64 / inf_total as f64),
+    })
+}

@@ -1,0 +1,457 @@
+//! The host: a non-player that drives the game with pre-set lines (ThinkThrice rule 5).
+//!
+//! The ThinkThrice protocol as a stage machine (PROTOCOLS.md §2): script distribution, self-introductions
+//! with initial questioning, N open rounds, clue cards, M open rounds, an anonymous vote, the reveal.
+//! The host is the transcript's only writer during play: it publishes every event in order and feeds the
+//! memory index before the next agent acts, which is what makes a game reproducible.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::result::{tally, thinkthrice_winner, Winner};
+use super::transcript::{Draft, Transcript, Visibility};
+use super::GameError;
+use crate::agent::{AgentError, CharacterMsg, Turn};
+use crate::llm::{CallTags, Phase};
+use crate::memory::MemoryMsg;
+use crate::script::Script;
+use crate::telemetry as tm;
+
+/// The knobs of the ThinkThrice procedure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkThriceSettings {
+    /// Open-questioning rounds before the clue cards (paper: 2).
+    pub rounds_before_clues: u32,
+    /// Open-questioning rounds after the clue cards (paper: 3).
+    pub rounds_after_clues: u32,
+    /// After each self-introduction, every other player asks the speaker one question.
+    pub initial_questioning: bool,
+}
+
+impl Default for ThinkThriceSettings {
+    fn default() -> Self {
+        ThinkThriceSettings {
+            rounds_before_clues: 2,
+            rounds_after_clues: 3,
+            initial_questioning: true,
+        }
+    }
+}
+
+/// What the host hands back after the vote.
+#[derive(Debug, Clone)]
+pub struct PlayOutcome {
+    pub votes: BTreeMap<String, String>,
+    pub counts: BTreeMap<String, u32>,
+    pub winner: Winner,
+}
+
+/// Messages to the host.
+pub enum HostMsg {
+    /// Play the whole game, writing into the transcript; the transcript comes back even on failure, so
+    /// nothing already played is lost.
+    Play {
+        transcript: Transcript,
+        reply: RpcReplyPort<(Transcript, Result<PlayOutcome, GameError>)>,
+    },
+}
+
+/// Everything the host needs.
+pub struct HostArgs {
+    pub script: Arc<Script>,
+    pub characters: Vec<(String, ActorRef<CharacterMsg>)>,
+    pub memory: ActorRef<MemoryMsg>,
+    pub settings: ThinkThriceSettings,
+    pub game_id: String,
+    pub progress: Option<indicatif::ProgressBar>,
+}
+
+/// The host actor.
+pub struct Host;
+
+impl Actor for Host {
+    type Msg = HostMsg;
+    type State = HostArgs;
+    type Arguments = HostArgs;
+
+    async fn pre_start(
+        &self,
+        _me: ActorRef<Self::Msg>,
+        args: HostArgs,
+    ) -> Result<HostArgs, ActorProcessingErr> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        _me: ActorRef<Self::Msg>,
+        msg: HostMsg,
+        st: &mut HostArgs,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            HostMsg::Play { transcript, reply } => {
+                let mut run = Run {
+                    args: st,
+                    transcript,
+                };
+                let outcome = run.play().await;
+                let _ = reply.send((run.transcript, outcome));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One play-through: the host's settings and the transcript being written.
+struct Run<'a> {
+    args: &'a HostArgs,
+    transcript: Transcript,
+}
+
+impl Run<'_> {
+    fn names(&self) -> Vec<String> {
+        self.args
+            .characters
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    fn actor(&self, name: &str) -> Result<&ActorRef<CharacterMsg>, GameError> {
+        self.args
+            .characters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a)
+            .ok_or_else(|| GameError::Protocol(format!("no player named {name}")))
+    }
+
+    fn victims(&self) -> String {
+        self.args
+            .script
+            .victims
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    }
+
+    /// Appends an event; observations players can remember are indexed into their memories first.
+    async fn publish(&mut self, stage: &str, mut d: Draft) -> Result<u64, GameError> {
+        // Agents remember what players said and the clue cards. The host's procedural lines carry no
+        // facts (the premise is in every agent's script), and the reveal must not reach evaluation.
+        let memorable = matches!(
+            d.kind.as_str(),
+            "introduction" | "question" | "answer" | "clue"
+        );
+        if memorable {
+            let visible_to: Vec<String> = match &d.visible_to {
+                Visibility::All => self.names(),
+                Visibility::Only(v) => v.clone(),
+            };
+            let label = match (d.kind.as_str(), &d.addressee) {
+                ("question", Some(to)) => format!("[{} asked {to}] ", d.speaker),
+                ("answer", Some(to)) => format!("[{} answered {to}] ", d.speaker),
+                ("introduction", _) => format!("[{} introduced themself] ", d.speaker),
+                _ => format!("[{}] ", d.speaker),
+            };
+            let tags = CallTags {
+                game: self.args.game_id.clone(),
+                agent: "memory".into(),
+                framework: crate::agent::FRAMEWORK.into(),
+                phase: Phase::Gameplay,
+                purpose: "memory_index".into(),
+            };
+            let event = self.transcript.events().len() as u64;
+            let text = d.text.clone();
+            let r = self
+                .args
+                .memory
+                .call(
+                    |reply| MemoryMsg::Add {
+                        event,
+                        label,
+                        text,
+                        visible_to,
+                        tags,
+                        reply,
+                    },
+                    None,
+                )
+                .await;
+            match r {
+                Ok(ractor::rpc::CallResult::Success(Ok(u))) => d.usage += u,
+                Ok(ractor::rpc::CallResult::Success(Err(e))) => {
+                    return Err(GameError::Memory(e.to_string()))
+                }
+                _ => return Err(GameError::ActorLost("memory index".into())),
+            }
+        }
+        if let Some(pb) = &self.args.progress {
+            pb.inc(1);
+        }
+        Ok(self.transcript.push(stage, d)?)
+    }
+
+    /// Publishes a character's private module steps, then the public event built from its turn.
+    async fn publish_turn(
+        &mut self,
+        stage: &str,
+        turn: &mut Turn,
+        public: Draft,
+    ) -> Result<(), GameError> {
+        for step in std::mem::take(&mut turn.steps) {
+            self.publish(stage, step).await?;
+        }
+        self.publish(stage, public.with_usage(turn.usage)).await?;
+        Ok(())
+    }
+
+    async fn request(
+        &self,
+        who: &str,
+        make: impl FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
+    ) -> Result<Turn, GameError> {
+        match self.actor(who)?.call(make, None).await {
+            Ok(ractor::rpc::CallResult::Success(Ok(t))) => Ok(t),
+            Ok(ractor::rpc::CallResult::Success(Err(e))) => Err(GameError::Agent {
+                agent: who.to_string(),
+                error: e,
+            }),
+            _ => Err(GameError::ActorLost(format!("character {who}"))),
+        }
+    }
+
+    async fn host_says(
+        &mut self,
+        stage: &str,
+        to: Option<&str>,
+        text: String,
+    ) -> Result<(), GameError> {
+        self.publish(stage, Draft::public("host", "host", to, text))
+            .await
+            .map(|_| ())
+    }
+
+    fn stage_started(&self, stage: &str) -> Instant {
+        if let Some(pb) = &self.args.progress {
+            pb.set_message(stage.to_string());
+        }
+        Instant::now()
+    }
+
+    fn stage_done(&self, stage: &str, started: Instant) {
+        let stage_label = stage
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '_')
+            .to_string();
+        metrics::histogram!(tm::STAGE_DURATION, "protocol" => "thinkthrice", "stage" => stage_label).record(started.elapsed().as_secs_f64());
+    }
+
+    async fn play(&mut self) -> Result<PlayOutcome, GameError> {
+        let s = self.args.settings;
+        self.distribute().await?;
+        self.introductions(s.initial_questioning).await?;
+        for r in 1..=s.rounds_before_clues {
+            self.open_round(r).await?;
+        }
+        self.clues().await?;
+        for r in 1..=s.rounds_after_clues {
+            self.open_round(s.rounds_before_clues + r).await?;
+        }
+        let (votes, counts, winner) = self.vote().await?;
+        self.transcript.flush()?;
+        Ok(PlayOutcome {
+            votes,
+            counts,
+            winner,
+        })
+    }
+
+    async fn distribute(&mut self) -> Result<(), GameError> {
+        let t = self.stage_started("distribution");
+        let opening = self.args.script.host.opening.clone();
+        self.host_says("distribution", None, opening).await?;
+        for name in self.names() {
+            let line = format!(
+                "{name}, here is your character script. Read it carefully; nobody else can see it."
+            );
+            self.publish(
+                "distribution",
+                Draft::private("script", "host", &[&name], line),
+            )
+            .await?;
+        }
+        self.stage_done("distribution", t);
+        Ok(())
+    }
+
+    async fn introductions(&mut self, initial_questioning: bool) -> Result<(), GameError> {
+        let t = self.stage_started("introduction");
+        let victims = self.victims();
+        for name in self.names() {
+            let line = format!(
+                "{name}, please introduce your role first. Then tell us what you know about {victims}: what kind of person they were and your relationship with them. Finally, describe your timeline on the day of the incident in detail: at what times you saw whom, and what you did."
+            );
+            self.host_says("introduction", Some(&name), line.clone())
+                .await?;
+            let mut turn = self
+                .request(&name, |reply| CharacterMsg::Introduce {
+                    host_line: line,
+                    reply,
+                })
+                .await?;
+            let text = turn.text.clone();
+            self.publish_turn(
+                "introduction",
+                &mut turn,
+                Draft::public("introduction", &name, Some("host"), text),
+            )
+            .await?;
+            if initial_questioning {
+                for asker in self.names().into_iter().filter(|n| *n != name) {
+                    self.exchange("initial_questioning", &asker, Some(name.clone()))
+                        .await?;
+                }
+            }
+        }
+        self.stage_done("introduction", t);
+        Ok(())
+    }
+
+    /// One question and its answer. `target` forces whom the asker questions.
+    async fn exchange(
+        &mut self,
+        stage: &str,
+        asker: &str,
+        target: Option<String>,
+    ) -> Result<(), GameError> {
+        let candidates: Vec<String> = self.names().into_iter().filter(|n| n != asker).collect();
+        let mut q = self
+            .request(asker, |reply| CharacterMsg::Ask {
+                target,
+                candidates,
+                reply,
+            })
+            .await?;
+        let to = q
+            .target
+            .clone()
+            .ok_or_else(|| GameError::Protocol(format!("{asker} asked nobody")))?;
+        let question = q.text.clone();
+        self.publish_turn(
+            stage,
+            &mut q,
+            Draft::public("question", asker, Some(&to), question.clone()),
+        )
+        .await?;
+        let asker_name = asker.to_string();
+        let mut a = self
+            .request(&to, |reply| CharacterMsg::Answer {
+                asker: asker_name,
+                question,
+                reply,
+            })
+            .await?;
+        let text = a.text.clone();
+        self.publish_turn(
+            stage,
+            &mut a,
+            Draft::public("answer", &to, Some(asker), text),
+        )
+        .await
+    }
+
+    async fn open_round(&mut self, round: u32) -> Result<(), GameError> {
+        let stage = format!("open_questioning_{round}");
+        let t = self.stage_started(&stage);
+        self.host_says(
+            &stage,
+            None,
+            format!(
+                "Round {round} of open questioning: each of you may now question one other player."
+            ),
+        )
+        .await?;
+        for asker in self.names() {
+            self.exchange(&stage, &asker, None).await?;
+        }
+        self.stage_done(&stage, t);
+        Ok(())
+    }
+
+    async fn clues(&mut self) -> Result<(), GameError> {
+        let t = self.stage_started("clues");
+        let announcement = self.args.script.host.clue_announcement.clone();
+        self.host_says("clues", None, announcement).await?;
+        for clue in self.args.script.clues.clone() {
+            let d = Draft::public(
+                "clue",
+                "host",
+                None,
+                format!("Clue card \"{}\": {}", clue.title, clue.text),
+            )
+            .with_data(json!({ "clue": clue.id, "about": clue.about }));
+            self.publish("clues", d).await?;
+        }
+        self.stage_done("clues", t);
+        Ok(())
+    }
+
+    async fn vote(
+        &mut self,
+    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, u32>, Winner), GameError> {
+        let t = self.stage_started("vote");
+        let call = self.args.script.host.vote_call.clone();
+        self.host_says("vote", None, call.clone()).await?;
+        let mut votes = BTreeMap::new();
+        for voter in self.names() {
+            let candidates: Vec<String> =
+                self.names().into_iter().filter(|n| *n != voter).collect();
+            let vote_call = call.clone();
+            let mut turn = self
+                .request(&voter, |reply| CharacterMsg::Vote {
+                    vote_call,
+                    candidates,
+                    reply,
+                })
+                .await?;
+            let target = turn
+                .target
+                .clone()
+                .ok_or_else(|| GameError::Protocol(format!("{voter} cast no vote")))?;
+            // Anonymous: only the voter (and the host) see a ballot.
+            let ballot = Draft::private("vote", &voter, &[&voter], turn.text.clone())
+                .with_data(json!({ "vote": target }));
+            self.publish_turn("vote", &mut turn, ballot).await?;
+            votes.insert(voter, target);
+        }
+        self.stage_done("vote", t);
+        let t = self.stage_started("reveal");
+        let murderer = self.args.script.truth.murderer.clone();
+        let counts = tally(self.names().iter().map(String::as_str), &votes);
+        let winner = thinkthrice_winner(&counts, &murderer);
+        let tally_text = counts
+            .iter()
+            .map(|(p, n)| format!("{p}: {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let verdict = match winner {
+            Winner::Civilians => "The murderer received the most votes: the civilians win.",
+            Winner::Murderer => "The murderer escaped: the murderer wins.",
+        };
+        let text = format!("The votes are: {tally_text}. The murderer was {murderer}. {verdict}");
+        self.publish(
+            "reveal",
+            Draft::public("reveal", "host", None, text)
+                .with_data(json!({ "counts": counts, "winner": winner })),
+        )
+        .await?;
+        self.stage_done("reveal", t);
+        Ok((votes, counts, winner))
+    }
+}

@@ -1,0 +1,148 @@
+//! Games: the host's protocol, the game supervisor, the transcript and the result.
+
+mod host;
+mod result;
+mod supervisor;
+mod transcript;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ractor::Actor;
+use tokio::sync::oneshot;
+
+pub use host::{PlayOutcome, ThinkThriceSettings};
+pub use result::{
+    detection_accuracy, tally, thinkthrice_winner, FactualScores, GameResult, PhaseUsage, Winner,
+};
+pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
+
+use crate::agent::{AgentConfig, AgentError, PromptError, Prompts, FRAMEWORK, PURPOSES};
+use crate::eval::Judge;
+use crate::llm::Gateway;
+use crate::memory::{Embedder, HashingEmbedder};
+use crate::script::Script;
+use supervisor::{GameActor, GameArgs};
+
+/// Why a game did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum GameError {
+    #[error("{agent}: {error}")]
+    Agent { agent: String, error: AgentError },
+    #[error("{0} stopped unexpectedly (it crashed; see the log above)")]
+    ActorLost(String),
+    #[error("{child} failed: {reason}")]
+    ChildFailed { child: String, reason: String },
+    #[error("memory index: {0}")]
+    Memory(String),
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error("could not start the game's actors: {0}")]
+    Spawn(String),
+}
+
+/// Which embedder the memory index uses.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum EmbedderChoice {
+    /// The local hashing embedder (no network).
+    #[default]
+    Hashing,
+    /// An embedding model through the gateway.
+    Remote(String),
+}
+
+/// How factual answers are judged.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum JudgeChoice {
+    /// Lexical window-F1 with this pass mark (default [`crate::eval::DEFAULT_LEXICAL_THRESHOLD`]).
+    #[default]
+    Lexical,
+    /// An LLM judge with this model.
+    Llm(String),
+}
+
+/// Everything one game needs besides the script and the gateway.
+#[derive(Debug, Clone, Default)]
+pub struct GameConfig {
+    pub game_id: String,
+    pub seed: u64,
+    pub settings: ThinkThriceSettings,
+    pub agent: AgentConfig,
+    pub judge: JudgeChoice,
+    pub lexical_threshold: Option<f64>,
+    pub embedder: EmbedderChoice,
+    /// Where `transcript.jsonl` goes; in memory only when `None`.
+    pub transcript_path: Option<PathBuf>,
+    /// Replaces the built-in prompts (`DIR/<framework>/<lang>/<purpose>.j2`).
+    pub prompts_dir: Option<PathBuf>,
+    pub progress: Option<indicatif::ProgressBar>,
+    /// Test hook: (character, request number) at which that character panics.
+    #[doc(hidden)]
+    pub inject_panic: Option<(String, u64)>,
+}
+
+/// Loads the prompts a game will use, so that a missing or broken template fails before any call.
+pub fn load_prompts(script: &Script, config: &GameConfig) -> Result<Prompts, PromptError> {
+    Prompts::load(
+        FRAMEWORK,
+        script.language,
+        config.prompts_dir.as_deref(),
+        PURPOSES,
+    )
+}
+
+/// Plays one game end to end — play, then evaluation — under a fresh supervision tree.
+pub async fn play(
+    script: Arc<Script>,
+    config: GameConfig,
+    gateway: Gateway,
+) -> Result<GameResult, GameError> {
+    let prompts = Arc::new(load_prompts(&script, &config)?);
+    let transcript = match &config.transcript_path {
+        Some(p) => Transcript::to_file(p)?,
+        None => Transcript::in_memory(),
+    };
+    let judge = match &config.judge {
+        JudgeChoice::Lexical => Judge::Lexical {
+            threshold: config
+                .lexical_threshold
+                .unwrap_or(crate::eval::DEFAULT_LEXICAL_THRESHOLD),
+        },
+        JudgeChoice::Llm(model) => Judge::Llm {
+            gateway: gateway.clone(),
+            model: model.clone(),
+            prompts: prompts.clone(),
+        },
+    };
+    let embedder = match &config.embedder {
+        EmbedderChoice::Hashing => Embedder::Hashing(HashingEmbedder::default()),
+        EmbedderChoice::Remote(model) => Embedder::Remote {
+            gateway: gateway.clone(),
+            model: model.clone(),
+        },
+    };
+    let (tx, rx) = oneshot::channel();
+    let args = GameArgs {
+        script,
+        config,
+        gateway,
+        prompts,
+        judge,
+        embedder,
+        transcript,
+        reply: tx,
+    };
+    let (_game, join) = Actor::spawn(None, GameActor, args)
+        .await
+        .map_err(|e| GameError::Spawn(e.to_string()))?;
+    let result = rx
+        .await
+        .unwrap_or_else(|_| Err(GameError::ActorLost("game supervisor".into())));
+    // Wait for the supervision tree to wind down so nothing of this game outlives the call.
+    let _ = join.await;
+    result
+}

@@ -1,0 +1,275 @@
+//! The `Game` actor: supervises one game's host, characters, memory index and evaluator.
+//!
+//! It starts its children linked, runs play then evaluation, and turns any child's failure (an error or
+//! a panic) into a failed game with a reason. Only the game fails: the node, its gateway and other
+//! games carry on.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::sync::oneshot;
+
+use super::host::{Host, HostArgs, HostMsg};
+use super::result::{detection_accuracy, GameResult, PhaseUsage};
+use super::transcript::Transcript;
+use super::{GameConfig, GameError};
+use crate::agent::{Character, CharacterArgs, CharacterMsg, Prompts, FRAMEWORK};
+use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg, Judge};
+use crate::llm::{Gateway, Phase, Usage};
+use crate::memory::{Embedder, MemoryIndex};
+use crate::script::Script;
+use crate::telemetry as tm;
+
+/// What the game actor starts from.
+pub struct GameArgs {
+    pub script: Arc<Script>,
+    pub config: GameConfig,
+    pub gateway: Gateway,
+    pub prompts: Arc<Prompts>,
+    pub judge: Judge,
+    pub embedder: Embedder,
+    pub transcript: Transcript,
+    pub reply: oneshot::Sender<Result<GameResult, GameError>>,
+}
+
+/// Messages to the game actor.
+pub enum GameMsg {
+    Run,
+}
+
+/// The game supervisor.
+pub struct GameActor;
+
+/// Its state: the children and, until the game ends, the caller's reply channel.
+pub struct GameState {
+    args: Option<GameArgs>,
+    host: ActorRef<HostMsg>,
+    evaluator: ActorRef<EvaluatorMsg>,
+    children: Vec<ActorCell>,
+    /// Child name by actor id, to say who failed.
+    names: BTreeMap<ractor::ActorId, String>,
+    started: Instant,
+}
+
+impl Actor for GameActor {
+    type Msg = GameMsg;
+    type State = GameState;
+    type Arguments = GameArgs;
+
+    async fn pre_start(
+        &self,
+        me: ActorRef<Self::Msg>,
+        args: GameArgs,
+    ) -> Result<GameState, ActorProcessingErr> {
+        let cell = me.get_cell();
+        let mut names = BTreeMap::new();
+        let mut children = Vec::new();
+        let (memory, _) =
+            Actor::spawn_linked(None, MemoryIndex, args.embedder.clone(), cell.clone()).await?;
+        names.insert(memory.get_id(), "memory index".to_string());
+        children.push(memory.get_cell());
+        let mut characters: Vec<(String, ActorRef<CharacterMsg>)> = Vec::new();
+        for c in &args.script.characters {
+            let panic_on_request = args
+                .config
+                .inject_panic
+                .as_ref()
+                .filter(|(who, _)| *who == c.name)
+                .map(|(_, n)| *n);
+            let cargs = CharacterArgs {
+                name: c.name.clone(),
+                script: args.script.clone(),
+                config: args.config.agent.clone(),
+                gateway: args.gateway.clone(),
+                memory: memory.clone(),
+                prompts: args.prompts.clone(),
+                game_id: args.config.game_id.clone(),
+                seed: args.config.seed,
+                panic_on_request,
+            };
+            let (a, _) = Actor::spawn_linked(None, Character, cargs, cell.clone()).await?;
+            names.insert(a.get_id(), format!("character {}", c.name));
+            children.push(a.get_cell());
+            characters.push((c.name.clone(), a));
+        }
+        let host_args = HostArgs {
+            script: args.script.clone(),
+            characters: characters.clone(),
+            memory,
+            settings: args.config.settings,
+            game_id: args.config.game_id.clone(),
+            progress: args.config.progress.clone(),
+        };
+        let (host, _) = Actor::spawn_linked(None, Host, host_args, cell.clone()).await?;
+        names.insert(host.get_id(), "host".to_string());
+        children.push(host.get_cell());
+        let eval_args = EvaluatorArgs {
+            script: args.script.clone(),
+            characters,
+            judge: args.judge.clone(),
+            game_id: args.config.game_id.clone(),
+            progress: args.config.progress.clone(),
+        };
+        let (evaluator, _) = Actor::spawn_linked(None, Evaluator, eval_args, cell.clone()).await?;
+        names.insert(evaluator.get_id(), "evaluator".to_string());
+        children.push(evaluator.get_cell());
+        me.send_message(GameMsg::Run)?;
+        metrics::gauge!(tm::GAMES_IN_FLIGHT).increment(1.0);
+        Ok(GameState {
+            args: Some(args),
+            host,
+            evaluator,
+            children,
+            names,
+            started: Instant::now(),
+        })
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<Self::Msg>,
+        msg: GameMsg,
+        st: &mut GameState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            GameMsg::Run => {
+                let Some(mut args) = st.args.take() else {
+                    return Ok(());
+                };
+                let transcript = std::mem::replace(&mut args.transcript, Transcript::in_memory());
+                let result = run(st, &args, transcript).await;
+                finish(&args.config.game_id, args.reply, result);
+                stop_all(st, &me);
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        me: ActorRef<Self::Msg>,
+        evt: SupervisionEvent,
+        st: &mut GameState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorFailed(who, err) = evt {
+            let name = st
+                .names
+                .get(&who.get_id())
+                .cloned()
+                .unwrap_or_else(|| "a child".into());
+            tracing::warn!(child = %name, error = %err, "game child failed; failing the game");
+            // If the game is still waiting to run, fail it now; otherwise the run itself has already
+            // seen the child's absence and reported it.
+            if let Some(args) = st.args.take() {
+                finish(
+                    &args.config.game_id,
+                    args.reply,
+                    Err(GameError::ChildFailed {
+                        child: name,
+                        reason: err.to_string(),
+                    }),
+                );
+            }
+            stop_all(st, &me);
+        }
+        Ok(())
+    }
+}
+
+fn stop_all(st: &GameState, me: &ActorRef<GameMsg>) {
+    for c in &st.children {
+        c.stop(None);
+    }
+    me.stop(None);
+}
+
+fn finish(
+    game_id: &str,
+    reply: oneshot::Sender<Result<GameResult, GameError>>,
+    result: Result<GameResult, GameError>,
+) {
+    let outcome = match &result {
+        Ok(r) => r.winner.as_str(),
+        Err(_) => "failed",
+    };
+    metrics::counter!(tm::GAMES, "protocol" => "thinkthrice", "outcome" => outcome).increment(1);
+    metrics::gauge!(tm::GAMES_IN_FLIGHT).decrement(1.0);
+    if reply.send(result).is_err() {
+        tracing::debug!(game = game_id, "nobody waited for the game's result");
+    }
+}
+
+async fn run(
+    st: &GameState,
+    args: &GameArgs,
+    transcript: Transcript,
+) -> Result<GameResult, GameError> {
+    let (transcript, played) = match st
+        .host
+        .call(|reply| HostMsg::Play { transcript, reply }, None)
+        .await
+    {
+        Ok(ractor::rpc::CallResult::Success(x)) => x,
+        _ => return Err(GameError::ActorLost("host".into())),
+    };
+    let played = match played {
+        Ok(p) => p,
+        Err(e) => return Err(e),
+    };
+    let (transcript, report) = match st
+        .evaluator
+        .call(|reply| EvaluatorMsg::Evaluate { transcript, reply }, None)
+        .await
+    {
+        Ok(ractor::rpc::CallResult::Success(x)) => x,
+        _ => return Err(GameError::ActorLost("evaluator".into())),
+    };
+    let report = report?;
+    let murderer = args.script.truth.murderer.clone();
+    let mut by_phase = PhaseUsage::default();
+    for e in transcript.events() {
+        if let Some(u) = e.usage {
+            if e.stage == "evaluation" {
+                by_phase.evaluation += u;
+            } else {
+                by_phase.gameplay += u;
+            }
+        }
+    }
+    let usage: Usage = transcript.usage();
+    let c = &args.config;
+    Ok(GameResult {
+        game_id: c.game_id.clone(),
+        script: args.script.title.clone(),
+        protocol: "thinkthrice".into(),
+        framework: FRAMEWORK.into(),
+        modules: c.agent.modules.to_string(),
+        seed: c.seed,
+        provider: args.gateway.provider().into(),
+        model: c.agent.model.clone(),
+        winner: played.winner,
+        murderer_detection_accuracy: detection_accuracy(&played.votes, &murderer),
+        murderer,
+        votes: played.votes,
+        vote_counts: played.counts,
+        factual: report.factual,
+        inferential_accuracy: report.inferential_accuracy,
+        usage,
+        usage_by_phase: by_phase,
+        settings: serde_json::json!({
+            "rounds_before_clues": c.settings.rounds_before_clues,
+            "rounds_after_clues": c.settings.rounds_after_clues,
+            "initial_questioning": c.settings.initial_questioning,
+            "top_k": c.agent.top_k,
+            "temperature": c.agent.temperature,
+            "top_p": c.agent.top_p,
+            "max_tokens": c.agent.max_tokens,
+            "judge": args.judge.describe(),
+            "phase_of_judge_calls": Phase::Evaluation.as_str(),
+        }),
+        events: transcript.events().len(),
+        duration_seconds: st.started.elapsed().as_secs_f64(),
+    })
+}
