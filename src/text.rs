@@ -5,7 +5,7 @@
 //! sentence the simulated model finds relevant is also one the memory index ranks high and the judge
 //! counts as overlapping.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Words too common to say anything about relevance. Kept short on purpose: over-eager stop lists
 /// throw away words like "who" and "when" that questions depend on for the judge.
@@ -116,9 +116,11 @@ fn push_sentence(cur: &mut String, out: &mut Vec<String>) {
     cur.clear();
 }
 
-/// Term frequencies of a piece of text.
-pub fn term_counts(text: &str) -> HashMap<String, u32> {
-    let mut m = HashMap::new();
+/// Term frequencies of a piece of text, in term order. Ordered on purpose: scores are float sums over
+/// these terms, and a hash map's per-process iteration order would make them differ in the last bit
+/// between runs, flipping ties and breaking replay.
+pub fn term_counts(text: &str) -> BTreeMap<String, u32> {
+    let mut m = BTreeMap::new();
     for t in terms(text) {
         *m.entry(t).or_insert(0) += 1;
     }
@@ -183,7 +185,7 @@ pub fn token_recall(candidate: &str, reference: &str) -> f64 {
 /// Okapi BM25 over a fixed set of passages. Built once per request by the simulated model; small enough
 /// (a few hundred sentences) that building it costs less than the request's JSON parsing.
 pub struct Bm25 {
-    docs: Vec<HashMap<String, u32>>,
+    docs: Vec<BTreeMap<String, u32>>,
     lens: Vec<f64>,
     avg_len: f64,
     df: HashMap<String, u32>,
@@ -195,7 +197,7 @@ impl Bm25 {
 
     /// Indexes the passages in order; scores come back in the same order.
     pub fn new<S: AsRef<str>>(passages: &[S]) -> Self {
-        let docs: Vec<HashMap<String, u32>> =
+        let docs: Vec<BTreeMap<String, u32>> =
             passages.iter().map(|p| term_counts(p.as_ref())).collect();
         let lens: Vec<f64> = docs
             .iter()
