@@ -34,7 +34,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Play one game end to end and evaluate the agents.
-    Play(PlayArgs),
+    Play(Box<PlayArgs>),
     /// Serve the simulated model over an OpenAI-compatible HTTP API (for tests and load tests).
     MockLlm(MockArgs),
     /// Work with script files.
@@ -161,7 +161,7 @@ pub struct MockArgs {
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Play(args) => play(args).await,
+        Command::Play(args) => play(*args).await,
         Command::MockLlm(args) => mock_llm(args).await,
         Command::Script(ScriptCommand::Validate { path }) => validate(&path),
     }

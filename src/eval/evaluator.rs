@@ -12,8 +12,8 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::json;
 
 use super::judge::Judge;
-use crate::agent::{AgentError, CharacterMsg, Turn};
-use crate::game::{Draft, FactualScores, GameError, Transcript};
+use crate::agent::CharacterMsg;
+use crate::game::{request_turn, Draft, FactualScores, GameError, Transcript};
 use crate::script::{option_letter, Script};
 
 /// What evaluation found.
@@ -79,21 +79,6 @@ impl Actor for Evaluator {
 
 const STAGE: &str = "evaluation";
 
-async fn ask(
-    actor: &ActorRef<CharacterMsg>,
-    who: &str,
-    make: impl FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
-) -> Result<Turn, GameError> {
-    match actor.call(make, None).await {
-        Ok(ractor::rpc::CallResult::Success(Ok(t))) => Ok(t),
-        Ok(ractor::rpc::CallResult::Success(Err(e))) => Err(GameError::Agent {
-            agent: who.to_string(),
-            error: e,
-        }),
-        _ => Err(GameError::ActorLost(format!("character {who}"))),
-    }
-}
-
 fn push(st: &EvaluatorArgs, t: &mut Transcript, d: Draft) -> Result<u64, GameError> {
     if let Some(pb) = &st.progress {
         pb.inc(1);
@@ -119,7 +104,7 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
                 "cq"
             };
             let question = q.question.clone();
-            let mut turn = ask(actor, name, |reply| CharacterMsg::AnswerFactual {
+            let mut turn = request_turn(actor, name, |reply| CharacterMsg::AnswerFactual {
                 question,
                 reply,
             })
@@ -134,7 +119,7 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
                 .await
                 .map_err(|e| GameError::Agent {
                     agent: "judge".into(),
-                    error: e.into(),
+                    error: Box::new(e.into()),
                 })?;
             let entry = tallies.entry(category).or_default();
             entry.0 += usize::from(verdict.correct);
@@ -160,7 +145,7 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
         }
         for (qi, q) in st.script.inferential.iter().enumerate() {
             let (question, options) = (q.question.clone(), q.options.clone());
-            let mut turn = ask(actor, name, |reply| CharacterMsg::AnswerInferential {
+            let mut turn = request_turn(actor, name, |reply| CharacterMsg::AnswerInferential {
                 question,
                 options,
                 reply,

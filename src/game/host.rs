@@ -217,14 +217,7 @@ impl Run<'_> {
         who: &str,
         make: impl FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
     ) -> Result<Turn, GameError> {
-        match self.actor(who)?.call(make, None).await {
-            Ok(ractor::rpc::CallResult::Success(Ok(t))) => Ok(t),
-            Ok(ractor::rpc::CallResult::Success(Err(e))) => Err(GameError::Agent {
-                agent: who.to_string(),
-                error: e,
-            }),
-            _ => Err(GameError::ActorLost(format!("character {who}"))),
-        }
+        super::request_turn(self.actor(who)?, who, make).await
     }
 
     async fn host_says(

@@ -17,7 +17,9 @@ pub use result::{
 };
 pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
 
-use crate::agent::{AgentConfig, AgentError, PromptError, Prompts, FRAMEWORK, PURPOSES};
+use crate::agent::{
+    AgentConfig, AgentError, CharacterMsg, PromptError, Prompts, Turn, FRAMEWORK, PURPOSES,
+};
 use crate::eval::Judge;
 use crate::llm::Gateway;
 use crate::memory::{Embedder, HashingEmbedder};
@@ -28,7 +30,10 @@ use supervisor::{GameActor, GameArgs};
 #[derive(Debug, thiserror::Error)]
 pub enum GameError {
     #[error("{agent}: {error}")]
-    Agent { agent: String, error: AgentError },
+    Agent {
+        agent: String,
+        error: Box<AgentError>,
+    },
     #[error("{0} stopped unexpectedly (it crashed; see the log above)")]
     ActorLost(String),
     #[error("{child} failed: {reason}")]
@@ -83,6 +88,23 @@ pub struct GameConfig {
     /// Test hook: (character, request number) at which that character panics.
     #[doc(hidden)]
     pub inject_panic: Option<(String, u64)>,
+}
+
+/// Sends a character a request and waits for its turn. A character that answers with an error fails
+/// the game with that error; one that is gone (it crashed) fails it as lost.
+pub async fn request_turn(
+    actor: &ractor::ActorRef<CharacterMsg>,
+    who: &str,
+    make: impl FnOnce(ractor::RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
+) -> Result<Turn, GameError> {
+    match actor.call(make, None).await {
+        Ok(ractor::rpc::CallResult::Success(Ok(t))) => Ok(t),
+        Ok(ractor::rpc::CallResult::Success(Err(e))) => Err(GameError::Agent {
+            agent: who.to_string(),
+            error: Box::new(e),
+        }),
+        _ => Err(GameError::ActorLost(format!("character {who}"))),
+    }
 }
 
 /// Loads the prompts a game will use, so that a missing or broken template fails before any call.

@@ -1,0 +1,252 @@
+//! End-to-end and gateway benchmarks.
+//!
+//! * `game/night-ferry/{none,mr,sr,sv=3}`: one whole game (play + evaluation) of `examples/night-ferry.toml`
+//!   with the simulated provider at zero latency, so what is measured is sleuth's own CPU work (actors,
+//!   prompts, memory, simulated model, judging). Throughput is LLM calls per second.
+//! * `gateway/*`: the cost the gateway adds to one call (actor hop, task spawn, accounting, reply), with a
+//!   provider that answers at once. Wall time per call, one at a time and 1,000 at once; and the same
+//!   measured as process CPU time, which is what the ≤ 50 µs/call design target is about.
+//!
+//! Run with `cargo bench --bench game` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use futures::future::{join_all, BoxFuture};
+use sleuth::agent::{AgentConfig, Modules};
+use sleuth::game::{play, GameConfig};
+use sleuth::llm::{
+    CallTags, ChatRequest, ChatResponse, EmbedResponse, Gateway, GatewayConfig, Message, Phase,
+    Pricing, Provider, ProviderError, SimulatedProvider, TokenUsage,
+};
+use sleuth::script::Script;
+use tokio::runtime::Runtime;
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn bench_game(c: &mut Criterion) {
+    let rt = runtime();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml");
+    let script = Arc::new(Script::load(&path).expect("examples/night-ferry.toml loads"));
+    let gateway = rt
+        .block_on(Gateway::start(
+            Arc::new(SimulatedProvider::default()),
+            Pricing::builtin(),
+            GatewayConfig::default(),
+        ))
+        .expect("gateway starts");
+
+    let mut g = c.benchmark_group("game");
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(15));
+    for modules in ["none", "mr,sr,sv=3"] {
+        let config = GameConfig {
+            game_id: "bench".into(),
+            seed: 7,
+            agent: AgentConfig {
+                modules: modules.parse::<Modules>().expect("valid modules"),
+                ..Default::default()
+            },
+            transcript_path: None,
+            ..Default::default()
+        };
+        // One game first: checks it finishes and gives the number of LLM calls for the throughput.
+        let started = Instant::now();
+        let first = rt
+            .block_on(play(script.clone(), config.clone(), gateway.clone()))
+            .expect("game finishes");
+        eprintln!(
+            "game/night-ferry/{modules}: {} LLM calls, {} events, first game {:.2?}",
+            first.usage.calls,
+            first.events,
+            started.elapsed()
+        );
+        g.throughput(Throughput::Elements(first.usage.calls));
+        g.bench_with_input(
+            BenchmarkId::new("night-ferry", modules),
+            &config,
+            |b, config| {
+                b.to_async(&rt).iter(|| {
+                    let (script, config, gateway) =
+                        (script.clone(), config.clone(), gateway.clone());
+                    async move { play(script, config, gateway).await.expect("game finishes") }
+                })
+            },
+        );
+    }
+    g.finish();
+    gateway.stop();
+}
+
+/// A provider that answers every request at once with a fixed reply and reported usage, so the only
+/// cost left is the gateway's own.
+struct InstantProvider;
+
+impl Provider for InstantProvider {
+    fn name(&self) -> &'static str {
+        "instant"
+    }
+
+    fn chat<'a>(
+        &'a self,
+        _req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async {
+            Ok(ChatResponse {
+                content: "ok".into(),
+                usage: Some(TokenUsage {
+                    prompt_tokens: 120,
+                    completion_tokens: 1,
+                    cached_tokens: 0,
+                }),
+                logprobs: None,
+            })
+        })
+    }
+
+    fn embed<'a>(
+        &'a self,
+        _model: &'a str,
+        inputs: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+        Box::pin(async move {
+            Ok(EmbedResponse {
+                vectors: vec![vec![0.0; 8]; inputs.len()],
+                prompt_tokens: Some(inputs.len() as u64),
+            })
+        })
+    }
+}
+
+/// CPU time used so far by the whole process (all threads), where the platform can tell.
+#[cfg(target_os = "linux")]
+fn process_cpu_time() -> Option<Duration> {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux) to a valid pointer.
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (rc == 0 && cfg!(target_pointer_width = "64"))
+        .then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_cpu_time() -> Option<Duration> {
+    None
+}
+
+const BATCH: usize = 1_000;
+
+fn bench_gateway(c: &mut Criterion) {
+    let rt = runtime();
+    let gateway = rt
+        .block_on(Gateway::start(
+            Arc::new(InstantProvider),
+            Pricing::builtin(),
+            GatewayConfig::default(),
+        ))
+        .expect("gateway starts");
+    let req = ChatRequest {
+        model: "gpt-4o-mini".into(),
+        messages: vec![
+            Message::system("You are Ada Finch, the stewardess."),
+            Message::user("Where were you at 1 am?"),
+        ],
+        temperature: 0.8,
+        top_p: 1.0,
+        max_tokens: 300,
+        schema: None,
+        logprobs: false,
+        sample: 7,
+    };
+    let tags = CallTags {
+        game: "bench".into(),
+        agent: "Ada".into(),
+        framework: "thinkthrice".into(),
+        phase: Phase::Gameplay,
+        purpose: "answer".into(),
+    };
+    let call = {
+        let (gateway, req, tags) = (gateway.clone(), req.clone(), tags.clone());
+        move || {
+            let (gateway, req, tags) = (gateway.clone(), req.clone(), tags.clone());
+            async move {
+                gateway
+                    .chat(req, tags)
+                    .await
+                    .expect("instant provider answers")
+            }
+        }
+    };
+    let batch = {
+        let call = call.clone();
+        move || join_all((0..BATCH).map(|_| call()))
+    };
+
+    let mut g = c.benchmark_group("gateway");
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(5));
+
+    // Wall time: one call at a time (latency of the round trip through the actor and a spawned task)...
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("chat_wall/sequential", |b| b.to_async(&rt).iter(&call));
+    // ...and 1,000 calls at once (per-call cost when the mailbox and the workers are busy).
+    g.throughput(Throughput::Elements(BATCH as u64));
+    g.bench_function(BenchmarkId::new("chat_wall/concurrent", BATCH), |b| {
+        b.to_async(&rt).iter(&batch)
+    });
+
+    // The same, but the reported "time" is process CPU time (all threads), the design target's unit.
+    if process_cpu_time().is_some() {
+        let cpu = |d: Option<Duration>| d.expect("process CPU clock");
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("chat_cpu/sequential", |b| {
+            b.to_async(&rt).iter_custom(|iters| {
+                let call = call.clone();
+                async move {
+                    let t0 = cpu(process_cpu_time());
+                    for _ in 0..iters {
+                        std::hint::black_box(call().await);
+                    }
+                    cpu(process_cpu_time()) - t0
+                }
+            })
+        });
+        g.throughput(Throughput::Elements(BATCH as u64));
+        g.bench_function(BenchmarkId::new("chat_cpu/concurrent", BATCH), |b| {
+            b.to_async(&rt).iter_custom(|iters| {
+                let batch = batch.clone();
+                async move {
+                    let t0 = cpu(process_cpu_time());
+                    for _ in 0..iters {
+                        std::hint::black_box(batch().await);
+                    }
+                    cpu(process_cpu_time()) - t0
+                }
+            })
+        });
+    }
+    g.finish();
+    gateway.stop();
+}
+
+criterion_group!(benches, bench_gateway, bench_game);
+criterion_main!(benches);

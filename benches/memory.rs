@@ -1,0 +1,170 @@
+//! Memory retrieval micro-benchmarks: exact top-k, the hashing embedder and a per-agent store search.
+//!
+//! Run with `cargo bench --bench memory` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sleuth::memory::{top_k, HashingEmbedder, MemoryStore};
+
+/// Records in the index: a long game with every agent's observations chunked.
+const RECORDS: usize = 2_000;
+/// Records recalled per prompt (the agents' default `top_k`).
+const K: usize = 8;
+/// Dimensions of a typical remote embedding model (e.g. `text-embedding-3-small`).
+const REMOTE_DIMS: usize = 1_536;
+
+/// A random unit vector (uniform in the cube, then normalised: fine for timing).
+fn unit_vector(rng: &mut ChaCha8Rng, dims: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..dims).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+const NAMES: &[&str] = &[
+    "Ada",
+    "Ben",
+    "Clara",
+    "Gideon",
+    "Marsh",
+    "Ormsby",
+    "purser",
+    "stewardess",
+];
+const VERBS: &[&str] = &[
+    "saw",
+    "heard",
+    "followed",
+    "argued with",
+    "met",
+    "avoided",
+    "warned",
+    "questioned",
+];
+const PLACES: &[&str] = &[
+    "cabin 7",
+    "the saloon",
+    "B deck",
+    "the car deck",
+    "the bridge",
+    "the galley",
+    "the promenade",
+    "the radio room",
+];
+const TIMES: &[&str] = &[
+    "10 pm",
+    "half past eleven",
+    "midnight",
+    "12:40 am",
+    "1 am",
+    "1:12 am",
+    "2 am",
+    "dawn",
+];
+const OBJECTS: &[&str] = &[
+    "the master key",
+    "a brass spanner",
+    "the brandy decanter",
+    "a torn letter",
+    "the ledger",
+    "a wet raincoat",
+    "the cabin lamp",
+    "a pocket watch",
+];
+
+/// A generated observation of a dozen to twenty words, like one chunk of what a player said.
+fn sentence(rng: &mut ChaCha8Rng) -> String {
+    let pick = |rng: &mut ChaCha8Rng, xs: &[&'static str]| *xs.choose(rng).expect("non-empty");
+    format!(
+        "[{}] I {} {} near {} at {}, and {} was carrying {} while the ship rolled.",
+        pick(rng, NAMES),
+        pick(rng, VERBS),
+        pick(rng, NAMES),
+        pick(rng, PLACES),
+        pick(rng, TIMES),
+        pick(rng, NAMES),
+        pick(rng, OBJECTS),
+    )
+}
+
+fn bench_top_k(c: &mut Criterion) {
+    let mut g = c.benchmark_group("top_k");
+    g.throughput(Throughput::Elements(RECORDS as u64));
+    let candidates: Vec<u32> = (0..RECORDS as u32).collect();
+
+    // (a) 2,000 random unit vectors of 1,536 dims.
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let vectors: Vec<Vec<f32>> = (0..RECORDS)
+        .map(|_| unit_vector(&mut rng, REMOTE_DIMS))
+        .collect();
+    let query = unit_vector(&mut rng, REMOTE_DIMS);
+    g.bench_function(
+        BenchmarkId::new("random_unit", format!("{RECORDS}x{REMOTE_DIMS}")),
+        |b| b.iter(|| top_k(black_box(&query), black_box(&vectors), &candidates, K)),
+    );
+
+    // (b) 2,000 hashing-embedder vectors of 256 dims over generated sentences.
+    let e = HashingEmbedder::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(43);
+    let vectors: Vec<Vec<f32>> = (0..RECORDS)
+        .map(|_| e.embed_one(&sentence(&mut rng)))
+        .collect();
+    let query = e.embed_one("Who was near cabin 7 with the brass spanner at 1 am?");
+    g.bench_function(
+        BenchmarkId::new("hashing", format!("{RECORDS}x{}", e.dims)),
+        |b| b.iter(|| top_k(black_box(&query), black_box(&vectors), &candidates, K)),
+    );
+    g.finish();
+}
+
+fn bench_embed(c: &mut Criterion) {
+    let e = HashingEmbedder::default();
+    // 30 words.
+    let text = "At half past eleven I saw Ada leave the saloon with the purser's master key \
+                in her hand, and she went down the stairs towards cabin 7 on B deck.";
+    assert_eq!(text.split_whitespace().count(), 30);
+    c.bench_function("hashing_embedder/embed_one_30_words", |b| {
+        b.iter(|| e.embed_one(black_box(text)))
+    });
+}
+
+fn bench_store_search(c: &mut Criterion) {
+    let e = HashingEmbedder::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(44);
+    let mut store = MemoryStore::default();
+    let everyone: Vec<String> = ["Ada", "Ben", "Clara", "Dev"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for i in 0..RECORDS {
+        let text = sentence(&mut rng);
+        let v = e.embed_one(&text);
+        // Ada sees every other record (public speech); the rest went to other players privately.
+        let visible: &[String] = if i % 2 == 0 {
+            &everyone
+        } else {
+            &everyone[1..]
+        };
+        store.add(i as u64, vec![text], vec![v], visible);
+    }
+    assert_eq!(store.len(), RECORDS);
+    let query = e.embed_one("Who was near cabin 7 with the brass spanner at 1 am?");
+    assert_eq!(store.search("Ada", &query, K).len(), K);
+    let mut g = c.benchmark_group("memory_store");
+    g.throughput(Throughput::Elements((RECORDS / 2) as u64));
+    g.bench_function(
+        BenchmarkId::new(
+            "search_one_agent",
+            format!("{}of{RECORDS}x256", RECORDS / 2),
+        ),
+        |b| b.iter(|| store.search(black_box("Ada"), black_box(&query), K)),
+    );
+    g.finish();
+}
+
+criterion_group!(benches, bench_top_k, bench_embed, bench_store_search);
+criterion_main!(benches);

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs sleuth's benchmarks (release build): memory retrieval first, then the gateway and whole games.
+# Extra arguments go to cargo bench, e.g. `scripts/bench.sh -- --quick` or
+# `scripts/bench.sh -- --warm-up-time 1 --measurement-time 3`. See docs/benchmarks.md.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+echo "== machine: $(nproc) cores, $(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
+echo "== cargo bench --bench memory $*"
+cargo bench --bench memory "$@"
+echo "== cargo bench --bench game $*"
+cargo bench --bench game "$@"
+
+echo
+target_dir="${CARGO_TARGET_DIR:-target}"
+echo "Criterion reports: ${target_dir}/criterion (open ${target_dir}/criterion/report/index.html)"

@@ -1,0 +1,142 @@
+//! Helpers shared by the integration tests that run the `sleuth` binary as a child process.
+//!
+//! Each test crate uses a different subset, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use sleuth::mockllm::{MockConfig, MockServer};
+
+/// How long a child may run before the test kills it and fails. A quick game takes a few seconds.
+pub const CHILD_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The `sleuth` binary Cargo built for these tests.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sleuth")
+}
+
+/// A file of the crate (e.g. `examples/night-ferry.toml`) as an absolute path.
+pub fn crate_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The example script every test plays.
+pub fn night_ferry() -> PathBuf {
+    crate_file("examples/night-ferry.toml")
+}
+
+/// A `sleuth` command with a clean environment (only PATH and HOME kept, so no API key, log filter or
+/// proxy setting of the developer's shell leaks in), run from `cwd`, with stdin closed.
+pub fn sleuth(cwd: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env_clear();
+    for var in ["PATH", "HOME"] {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    cmd.current_dir(cwd).stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `cmd` to completion, capturing stdout and stderr; kills it and panics after `timeout`.
+pub fn run(cmd: &mut Command, timeout: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin()));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("cannot wait for the child") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = err.join().unwrap_or_default();
+            panic!(
+                "{cmd:?} did not finish within {timeout:?}; stderr so far:\n{}",
+                String::from_utf8_lossy(&stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout reader panicked"),
+        stderr: err.join().expect("stderr reader panicked"),
+    }
+}
+
+/// An in-process OpenAI-compatible mock server (the same one `sleuth mock-llm` serves) on its own
+/// runtime, so it keeps answering while the test thread blocks on a child process.
+pub struct Mock {
+    server: Option<MockServer>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Mock {
+    /// Starts a mock on a free port of 127.0.0.1.
+    pub fn start() -> Mock {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("cannot build a tokio runtime");
+        let addr: SocketAddr = "127.0.0.1:0".parse().expect("socket address");
+        let server = runtime
+            .block_on(MockServer::start(addr, MockConfig::default()))
+            .expect("cannot start the mock LLM server");
+        Mock {
+            server: Some(server),
+            runtime,
+        }
+    }
+
+    /// The `--base-url` that points the `openai` provider at this server.
+    pub fn base_url(&self) -> String {
+        self.server().base_url()
+    }
+
+    /// Requests the server has received on its LLM endpoints so far.
+    pub fn requests(&self) -> u64 {
+        self.server().stats().requests
+    }
+
+    fn server(&self) -> &MockServer {
+        self.server.as_ref().expect("mock server is running")
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            self.runtime.block_on(server.shutdown());
+        }
+    }
+}
+
+/// `promtool` from PATH, or Debian's `/usr/bin/promtool`.
+pub fn find_promtool() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("promtool"));
+    on_path
+        .chain(std::iter::once(PathBuf::from("/usr/bin/promtool")))
+        .find(|p| p.is_file())
+}

@@ -1,0 +1,226 @@
+//! Whole games through the library: reproducibility, the memory module's value, the real HTTP client
+//! path under faults, and crash isolation.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sleuth::agent::{AgentConfig, Modules};
+use sleuth::game::{self, GameConfig, GameError, ThinkThriceSettings};
+use sleuth::llm::{
+    Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SimulatedProvider,
+};
+use sleuth::mockllm::{MockConfig, MockServer};
+use sleuth::script::Script;
+
+fn example(name: &str) -> Arc<Script> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    Arc::new(Script::load(&p).expect("example script loads"))
+}
+
+fn config(modules: &str, seed: u64, settings: ThinkThriceSettings) -> GameConfig {
+    GameConfig {
+        game_id: format!("test-{modules}-{seed}"),
+        seed,
+        settings,
+        agent: AgentConfig {
+            modules: modules.parse::<Modules>().expect("valid modules"),
+            ..AgentConfig::default()
+        },
+        ..GameConfig::default()
+    }
+}
+
+const SHORT: ThinkThriceSettings = ThinkThriceSettings {
+    rounds_before_clues: 1,
+    rounds_after_clues: 1,
+    initial_questioning: true,
+};
+
+async fn simulated_gateway() -> Gateway {
+    Gateway::start(
+        Arc::new(SimulatedProvider::default()),
+        Pricing::builtin(),
+        GatewayConfig::default(),
+    )
+    .await
+    .expect("gateway starts")
+}
+
+/// Transcript lines with the wall-clock field removed.
+fn normalised(path: &PathBuf) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("transcript exists")
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(l).expect("transcript line is JSON");
+            v.as_object_mut().expect("event is an object").remove("ts");
+            v
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_seed_same_flags_same_transcript() {
+    let gw = simulated_gateway().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut runs = Vec::new();
+    for i in 0..2 {
+        let path = dir.path().join(format!("t{i}.jsonl"));
+        let c = GameConfig {
+            transcript_path: Some(path.clone()),
+            ..config("mr,sr,sv=2", 5, SHORT)
+        };
+        let r = game::play(example("glasshouse.toml"), c, gw.clone())
+            .await
+            .expect("game completes");
+        runs.push((normalised(&path), r));
+    }
+    assert!(runs[0].0.len() > 100, "a game has many events");
+    assert_eq!(runs[0].0, runs[1].0, "transcripts differ beyond timestamps");
+    assert_eq!(runs[0].1.votes, runs[1].1.votes);
+    assert_eq!(runs[0].1.usage, runs[1].1.usage);
+    // A different seed is a different game.
+    let path = dir.path().join("other.jsonl");
+    let c = GameConfig {
+        transcript_path: Some(path.clone()),
+        ..config("mr,sr,sv=2", 6, SHORT)
+    };
+    game::play(example("glasshouse.toml"), c, gw.clone())
+        .await
+        .expect("game completes");
+    assert_ne!(normalised(&path), runs[0].0);
+}
+
+/// ThinkThrice Table 4's first two rows: an agent that remembers what others said knows more about
+/// their scripts than a memoryless one. With the simulated model this must hold strictly on both
+/// example scripts, or the model or the memory is not honest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_retrieval_beats_memoryless_on_others_questions() {
+    let gw = simulated_gateway().await;
+    for script in ["night-ferry.toml", "glasshouse.toml"] {
+        let mut others = Vec::new();
+        for modules in ["none", "mr"] {
+            let r = game::play(
+                example(script),
+                config(modules, 7, ThinkThriceSettings::default()),
+                gw.clone(),
+            )
+            .await
+            .expect("game completes");
+            assert!(
+                r.factual.own.is_some_and(|own| own > 0.5),
+                "{script} {modules}: own-script accuracy {:?}",
+                r.factual.own
+            );
+            others.push(r.factual.others.expect("others' questions were asked"));
+        }
+        assert!(
+            others[1] > others[0],
+            "{script}: MR {:.3} should beat no-MR {:.3} on CQ+MQ",
+            others[1],
+            others[0]
+        );
+    }
+}
+
+/// The openai provider over real HTTP against `sleuth mock-llm` with latency and a 20% mix of 429/500:
+/// the game completes and the run's usage is exactly what the server reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_provider_against_faulty_mock_server_accounts_exactly() {
+    let server = MockServer::start(
+        "127.0.0.1:0".parse().expect("addr"),
+        MockConfig {
+            latency: Duration::from_millis(5),
+            error_rate: 0.2,
+            fault_seed: 42,
+            retry_after_ms: 20,
+            ..MockConfig::default()
+        },
+    )
+    .await
+    .expect("mock server starts");
+    let provider = OpenAiProvider::new(&OpenAiSettings {
+        base_url: server.base_url(),
+        api_key: "test-key".into(),
+        timeout: Duration::from_secs(10),
+    })
+    .expect("client builds");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prices = dir.path().join("pricing.toml");
+    std::fs::write(
+        &prices,
+        "[models.\"sim-1\"]\ninput = 1.0\ncached_input = 0.5\noutput = 2.0\n",
+    )
+    .expect("write pricing");
+    let pricing = Pricing::load(&prices).expect("pricing loads");
+    let gw = Gateway::start(
+        Arc::new(provider),
+        pricing,
+        GatewayConfig {
+            backoff_base: Duration::from_millis(5),
+            max_retries: 12,
+            ..GatewayConfig::default()
+        },
+    )
+    .await
+    .expect("gateway starts");
+    let r = game::play(example("night-ferry.toml"), config("mr,sv=2", 9, SHORT), gw)
+        .await
+        .expect("game completes despite faults");
+    let s = server.stats();
+    assert!(
+        s.rate_limited > 0 && s.server_errors > 0,
+        "faults were injected: {s:?}"
+    );
+    assert_eq!(r.usage.prompt_tokens, s.prompt_tokens, "prompt tokens");
+    assert_eq!(
+        r.usage.completion_tokens, s.completion_tokens,
+        "completion tokens"
+    );
+    assert_eq!(r.usage.calls, s.ok, "successful calls");
+    assert_eq!(
+        r.usage.retries,
+        s.rate_limited + s.server_errors,
+        "every injected error was retried once"
+    );
+    let expect_cost = (s.prompt_tokens as f64 * 1.0 + s.completion_tokens as f64 * 2.0) / 1e6;
+    assert!(
+        (r.usage.cost_usd - expect_cost).abs() < 1e-9,
+        "cost {} vs {expect_cost}",
+        r.usage.cost_usd
+    );
+    assert_eq!(r.provider, "openai");
+    server.shutdown().await;
+}
+
+/// A character that panics fails its game with a reason; the gateway and the process carry on and
+/// the next game plays normally.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashing_character_fails_only_its_game() {
+    let gw = simulated_gateway().await;
+    let script = example("night-ferry.toml");
+    let victim = script.characters[1].name.clone();
+    let c = GameConfig {
+        inject_panic: Some((victim.clone(), 2)),
+        ..config("mr", 1, SHORT)
+    };
+    let err = game::play(script.clone(), c, gw.clone())
+        .await
+        .expect_err("the game must fail");
+    assert!(
+        matches!(err, GameError::ActorLost(_) | GameError::ChildFailed { .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains(&victim),
+        "the error names the crashed character: {err}"
+    );
+    let r = game::play(script, config("mr", 1, SHORT), gw)
+        .await
+        .expect("the next game plays");
+    assert!(!r.votes.is_empty());
+}
