@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sleuth::agent::{AgentConfig, Modules};
-use sleuth::game::{self, GameConfig, GameError, ThinkThriceSettings};
+use sleuth::game::{self, EmbedderChoice, GameConfig, GameError, JudgeChoice, ThinkThriceSettings};
 use sleuth::llm::{
     Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SimulatedProvider,
 };
@@ -223,4 +223,42 @@ async fn a_crashing_character_fails_only_its_game() {
         .await
         .expect("the next game plays");
     assert!(!r.votes.is_empty());
+}
+
+/// With `--judge-model`, factual answers are graded by an LLM whose calls are accounted under the
+/// evaluation phase, separately from gameplay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_judge_calls_are_evaluation_usage() {
+    let gw = simulated_gateway().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.jsonl");
+    let c = GameConfig {
+        judge: JudgeChoice::Llm("sim-1".into()),
+        transcript_path: Some(path.clone()),
+        ..config("mr", 2, SHORT)
+    };
+    let script = example("night-ferry.toml");
+    let r = game::play(script.clone(), c, gw)
+        .await
+        .expect("game completes");
+    assert_eq!(r.factual.judge, "llm:sim-1");
+    let events = normalised(&path);
+    let judgements: Vec<_> = events.iter().filter(|e| e["kind"] == "judgement").collect();
+    assert_eq!(
+        judgements.len(),
+        script.factual.len() * script.characters.len(),
+        "one judgement per factual answer"
+    );
+    assert!(judgements
+        .iter()
+        .all(|e| e["stage"] == "evaluation" && e["usage"]["calls"] == 1));
+    let judge_calls = judgements.len() as u64;
+    assert!(
+        r.usage_by_phase.evaluation.calls
+            >= judge_calls + r.factual.counts.values().sum::<usize>() as u64
+    );
+    assert_eq!(
+        r.usage_by_phase.gameplay.calls + r.usage_by_phase.evaluation.calls,
+        r.usage.calls
+    );
 }

@@ -22,7 +22,7 @@ use crate::agent::{
 };
 use crate::eval::Judge;
 use crate::llm::Gateway;
-use crate::memory::{Embedder, HashingEmbedder};
+use crate::memory::{GatewayEmbedder, HashingEmbedder, SharedEmbedder};
 use crate::script::Script;
 use supervisor::{GameActor, GameArgs};
 
@@ -140,12 +140,12 @@ pub async fn play(
             prompts: prompts.clone(),
         },
     };
-    let embedder = match &config.embedder {
-        EmbedderChoice::Hashing => Embedder::Hashing(HashingEmbedder::default()),
-        EmbedderChoice::Remote(model) => Embedder::Remote {
+    let embedder: SharedEmbedder = match &config.embedder {
+        EmbedderChoice::Hashing => Arc::new(HashingEmbedder::default()),
+        EmbedderChoice::Remote(model) => Arc::new(GatewayEmbedder {
             gateway: gateway.clone(),
             model: model.clone(),
-        },
+        }),
     };
     let (tx, rx) = oneshot::channel();
     let args = GameArgs {

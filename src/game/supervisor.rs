@@ -18,7 +18,7 @@ use super::{GameConfig, GameError};
 use crate::agent::{Character, CharacterArgs, CharacterMsg, Prompts, FRAMEWORK};
 use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg, Judge};
 use crate::llm::{Gateway, Phase, Usage};
-use crate::memory::{Embedder, MemoryIndex};
+use crate::memory::{MemoryIndex, SharedEmbedder};
 use crate::script::Script;
 use crate::telemetry as tm;
 
@@ -29,7 +29,7 @@ pub struct GameArgs {
     pub gateway: Gateway,
     pub prompts: Arc<Prompts>,
     pub judge: Judge,
-    pub embedder: Embedder,
+    pub embedder: SharedEmbedder,
     pub transcript: Transcript,
     pub reply: oneshot::Sender<Result<GameResult, GameError>>,
 }

@@ -1,6 +1,9 @@
 //! Text → vector. The default is a local hashing embedder, so memory works with no key and no network;
 //! `--embedder openai:MODEL` sends texts through the gateway instead (accounted like any call).
 
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
 
 use crate::llm::{CallTags, Gateway, LlmError, Usage};
@@ -55,39 +58,58 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
-/// Where a game's vectors come from.
-#[derive(Clone)]
-pub enum Embedder {
-    Hashing(HashingEmbedder),
-    /// An embedding model behind the gateway, e.g. `text-embedding-3-small`.
-    Remote {
-        gateway: Gateway,
-        model: String,
-    },
+/// Text → unit vectors, with what the call cost. A trait so a game can use the local hashing embedder
+/// or any embedding model behind the gateway, and tests or benchmarks their own.
+pub trait Embedder: Send + Sync {
+    /// Vectors (unit length) for the texts, in order, and the usage of the call that made them.
+    fn embed<'a>(
+        &'a self,
+        texts: Vec<String>,
+        tags: &'a CallTags,
+    ) -> BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>>;
 }
 
-impl Embedder {
-    /// Vectors (unit length) for the texts, and what the call cost.
-    pub async fn embed(
-        &self,
+/// A shared embedder.
+pub type SharedEmbedder = Arc<dyn Embedder>;
+
+impl Embedder for HashingEmbedder {
+    fn embed<'a>(
+        &'a self,
         texts: Vec<String>,
-        tags: &CallTags,
-    ) -> Result<(Vec<Vec<f32>>, Usage), LlmError> {
-        match self {
-            Embedder::Hashing(h) => Ok((
-                texts.iter().map(|t| h.embed_one(t)).collect(),
+        _tags: &'a CallTags,
+    ) -> BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>> {
+        Box::pin(async move {
+            Ok((
+                texts.iter().map(|t| self.embed_one(t)).collect(),
                 Usage::default(),
-            )),
-            Embedder::Remote { gateway, model } => {
-                if texts.is_empty() {
-                    return Ok((Vec::new(), Usage::default()));
-                }
-                let out = gateway.embed(model, texts, tags.clone()).await?;
-                let mut vs = out.vectors;
-                vs.iter_mut().for_each(|v| normalize(v));
-                Ok((vs, out.usage))
+            ))
+        })
+    }
+}
+
+/// An embedding model behind the gateway, e.g. `text-embedding-3-small`: retried, accounted and priced
+/// like any other call.
+#[derive(Clone)]
+pub struct GatewayEmbedder {
+    pub gateway: Gateway,
+    pub model: String,
+}
+
+impl Embedder for GatewayEmbedder {
+    fn embed<'a>(
+        &'a self,
+        texts: Vec<String>,
+        tags: &'a CallTags,
+    ) -> BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>> {
+        Box::pin(async move {
+            if texts.is_empty() {
+                return Ok((Vec::new(), Usage::default()));
             }
-        }
+            let out = self.gateway.embed(&self.model, texts, tags.clone()).await?;
+            let mut vs = out.vectors;
+            vs.iter_mut().for_each(|v| normalize(v));
+            Ok((vs, out.usage))
+        })
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use super::embedder::Embedder;
+use super::embedder::SharedEmbedder;
 use crate::llm::{CallTags, LlmError, Usage};
 use crate::telemetry as tm;
 
@@ -167,18 +167,18 @@ pub struct MemoryIndex;
 /// State of a memory index actor.
 pub struct MemoryState {
     store: MemoryStore,
-    embedder: Embedder,
+    embedder: SharedEmbedder,
 }
 
 impl Actor for MemoryIndex {
     type Msg = MemoryMsg;
     type State = MemoryState;
-    type Arguments = Embedder;
+    type Arguments = SharedEmbedder;
 
     async fn pre_start(
         &self,
         _me: ActorRef<Self::Msg>,
-        embedder: Embedder,
+        embedder: SharedEmbedder,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(MemoryState {
             store: MemoryStore::default(),

@@ -7,5 +7,5 @@
 mod embedder;
 mod index;
 
-pub use embedder::{Embedder, HashingEmbedder, DEFAULT_DIMS};
+pub use embedder::{Embedder, GatewayEmbedder, HashingEmbedder, SharedEmbedder, DEFAULT_DIMS};
 pub use index::{chunk, dot, top_k, MemoryError, MemoryIndex, MemoryMsg, MemoryStore, Recalled};
