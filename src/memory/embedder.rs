@@ -58,26 +58,21 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// What an embedding call resolves to: unit vectors in input order, and the call's usage.
+pub type EmbedFuture<'a> = BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>>;
+
 /// Text → unit vectors, with what the call cost. A trait so a game can use the local hashing embedder
 /// or any embedding model behind the gateway, and tests or benchmarks their own.
 pub trait Embedder: Send + Sync {
     /// Vectors (unit length) for the texts, in order, and the usage of the call that made them.
-    fn embed<'a>(
-        &'a self,
-        texts: Vec<String>,
-        tags: &'a CallTags,
-    ) -> BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>>;
+    fn embed<'a>(&'a self, texts: Vec<String>, tags: &'a CallTags) -> EmbedFuture<'a>;
 }
 
 /// A shared embedder.
 pub type SharedEmbedder = Arc<dyn Embedder>;
 
 impl Embedder for HashingEmbedder {
-    fn embed<'a>(
-        &'a self,
-        texts: Vec<String>,
-        _tags: &'a CallTags,
-    ) -> BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>> {
+    fn embed<'a>(&'a self, texts: Vec<String>, _tags: &'a CallTags) -> EmbedFuture<'a> {
         Box::pin(async move {
             Ok((
                 texts.iter().map(|t| self.embed_one(t)).collect(),
@@ -96,11 +91,7 @@ pub struct GatewayEmbedder {
 }
 
 impl Embedder for GatewayEmbedder {
-    fn embed<'a>(
-        &'a self,
-        texts: Vec<String>,
-        tags: &'a CallTags,
-    ) -> BoxFuture<'a, Result<(Vec<Vec<f32>>, Usage), LlmError>> {
+    fn embed<'a>(&'a self, texts: Vec<String>, tags: &'a CallTags) -> EmbedFuture<'a> {
         Box::pin(async move {
             if texts.is_empty() {
                 return Ok((Vec::new(), Usage::default()));
