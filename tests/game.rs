@@ -153,7 +153,7 @@ async fn openai_provider_against_faulty_mock_server_accounts_exactly() {
     let prices = dir.path().join("pricing.toml");
     std::fs::write(
         &prices,
-        "[models.\"sim-1\"]\ninput = 1.0\ncached_input = 0.5\noutput = 2.0\n",
+        "[models.\"sim-1\"]\ninput = 1.0\ncached_input = 0.5\noutput = 2.0\n[models.\"text-embedding-3-small\"]\ninput = 1.0\noutput = 0.0\n",
     )
     .expect("write pricing");
     let pricing = Pricing::load(&prices).expect("pricing loads");
@@ -168,7 +168,12 @@ async fn openai_provider_against_faulty_mock_server_accounts_exactly() {
     )
     .await
     .expect("gateway starts");
-    let r = game::play(example("night-ferry.toml"), config("mr,sv=2", 9, SHORT), gw)
+    // Memory embeddings go over HTTP too, so they must add up as well.
+    let c = GameConfig {
+        embedder: EmbedderChoice::Remote("text-embedding-3-small".into()),
+        ..config("mr,sv=2", 9, SHORT)
+    };
+    let r = game::play(example("night-ferry.toml"), c, gw)
         .await
         .expect("game completes despite faults");
     let s = server.stats();
