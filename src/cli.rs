@@ -320,12 +320,12 @@ async fn play(a: PlayArgs) -> Result<()> {
             max_tokens: a.max_tokens,
             ..AgentConfig::default()
         },
-        judge: a
-            .judge_model
-            .clone()
-            .map(JudgeChoice::Llm)
-            .unwrap_or_default(),
-        lexical_threshold: Some(a.judge_threshold),
+        judge: match &a.judge_model {
+            Some(m) => JudgeChoice::Llm(m.clone()),
+            None => JudgeChoice::Lexical {
+                threshold: a.judge_threshold,
+            },
+        },
         embedder,
         transcript_path: Some(out.join("transcript.jsonl")),
         prompts_dir: a.prompts_dir.clone(),

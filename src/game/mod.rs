@@ -61,13 +61,20 @@ pub enum EmbedderChoice {
 }
 
 /// How factual answers are judged.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum JudgeChoice {
-    /// Lexical window-F1 with this pass mark (default [`crate::eval::DEFAULT_LEXICAL_THRESHOLD`]).
-    #[default]
-    Lexical,
+    /// Lexical window-F1 with this pass mark.
+    Lexical { threshold: f64 },
     /// An LLM judge with this model.
     Llm(String),
+}
+
+impl Default for JudgeChoice {
+    fn default() -> Self {
+        JudgeChoice::Lexical {
+            threshold: crate::eval::DEFAULT_LEXICAL_THRESHOLD,
+        }
+    }
 }
 
 /// Everything one game needs besides the script and the gateway.
@@ -78,7 +85,6 @@ pub struct GameConfig {
     pub settings: ThinkThriceSettings,
     pub agent: AgentConfig,
     pub judge: JudgeChoice,
-    pub lexical_threshold: Option<f64>,
     pub embedder: EmbedderChoice,
     /// Where `transcript.jsonl` goes; in memory only when `None`.
     pub transcript_path: Option<PathBuf>,
@@ -129,10 +135,8 @@ pub async fn play(
         None => Transcript::in_memory(),
     };
     let judge = match &config.judge {
-        JudgeChoice::Lexical => Judge::Lexical {
-            threshold: config
-                .lexical_threshold
-                .unwrap_or(crate::eval::DEFAULT_LEXICAL_THRESHOLD),
+        JudgeChoice::Lexical { threshold } => Judge::Lexical {
+            threshold: *threshold,
         },
         JudgeChoice::Llm(model) => Judge::Llm {
             gateway: gateway.clone(),
