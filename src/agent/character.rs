@@ -661,22 +661,16 @@ impl State {
             "ask",
             context! { memory => memory, target => target, candidates => candidates, victim_names => victims },
         )?;
-        let s = schema(
+        self.pick(
+            turn,
+            "ask",
+            user,
+            ("target", &choices),
             "question",
-            json!({"type": "object", "properties": {"target": {"type": "string", "enum": choices}, "question": {"type": "string"}}, "required": ["target", "question"], "additionalProperties": false}),
-        );
-        let (_, v) = self
-            .call(turn, "ask", user, 150, Some(s), Phase::Gameplay)
-            .await?;
-        let v = v.unwrap_or(Value::Null);
-        let chosen = v["target"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| choices[0].clone());
-        Ok((
-            chosen,
-            v["question"].as_str().unwrap_or_default().to_string(),
-        ))
+            150,
+            Phase::Gameplay,
+        )
+        .await
     }
 
     async fn vote(
@@ -697,19 +691,16 @@ impl State {
             "vote",
             context! { memory => memory, vote_call => vote_call, candidates => candidates, victim_names => victims },
         )?;
-        let s = schema(
+        self.pick(
+            turn,
             "vote",
-            json!({"type": "object", "properties": {"vote": {"type": "string", "enum": candidates}, "reason": {"type": "string"}}, "required": ["vote", "reason"], "additionalProperties": false}),
-        );
-        let (_, v) = self
-            .call(turn, "vote", user, 150, Some(s), Phase::Gameplay)
-            .await?;
-        let v = v.unwrap_or(Value::Null);
-        let target = v["vote"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| candidates[0].clone());
-        Ok((target, v["reason"].as_str().unwrap_or_default().to_string()))
+            user,
+            ("vote", candidates),
+            "reason",
+            150,
+            Phase::Gameplay,
+        )
+        .await
     }
 
     async fn inferential(
@@ -735,25 +726,46 @@ impl State {
             "eval_inferential",
             context! { memory => memory, options => opts, question => question },
         )?;
+        self.pick(
+            turn,
+            "eval_inferential",
+            user,
+            ("answer", &letters),
+            "rationale",
+            200,
+            Phase::Evaluation,
+        )
+        .await
+    }
+
+    /// One structured call that chooses one of `choices` (field `key`) and says why (field `text_key`):
+    /// the shape of asking, voting and multiple choice. The gateway has already checked the choice is one
+    /// of the allowed values.
+    #[allow(clippy::too_many_arguments)]
+    async fn pick(
+        &mut self,
+        turn: &mut TurnBuilder,
+        purpose: &str,
+        user: String,
+        (key, choices): (&str, &[String]),
+        text_key: &str,
+        max_tokens: u32,
+        phase: Phase,
+    ) -> Result<(String, String), AgentError> {
         let s = schema(
-            "choice",
-            json!({"type": "object", "properties": {"answer": {"type": "string", "enum": letters}, "rationale": {"type": "string"}}, "required": ["answer", "rationale"], "additionalProperties": false}),
+            purpose,
+            json!({"type": "object", "properties": {key: {"type": "string", "enum": choices}, text_key: {"type": "string"}}, "required": [key, text_key], "additionalProperties": false}),
         );
         let (_, v) = self
-            .call(
-                turn,
-                "eval_inferential",
-                user,
-                200,
-                Some(s),
-                Phase::Evaluation,
-            )
+            .call(turn, purpose, user, max_tokens, Some(s), phase)
             .await?;
         let v = v.unwrap_or(Value::Null);
-        Ok((
-            v["answer"].as_str().unwrap_or("A").to_string(),
-            v["rationale"].as_str().unwrap_or_default().to_string(),
-        ))
+        let chosen = v[key]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| choices.first().cloned())
+            .unwrap_or_default();
+        Ok((chosen, v[text_key].as_str().unwrap_or_default().to_string()))
     }
 
     fn victim_names(&self) -> String {
