@@ -161,6 +161,29 @@ fn process_cpu_time() -> Option<Duration> {
 const BATCH: usize = 1_000;
 
 fn bench_gateway(c: &mut Criterion) {
+    gateway_benches(c, "gateway", true);
+}
+
+/// The gateway's CPU cost per call with the Prometheus recorder installed, as `sleuth --metrics` runs.
+/// Runs last: a global recorder cannot be removed, and it would otherwise be counted in the other benches.
+fn bench_gateway_prometheus(c: &mut Criterion) {
+    // Mirrors the latency buckets `sleuth::telemetry::serve_metrics` sets (no HTTP listener here).
+    const LATENCY_BUCKETS: &[f64] = &[
+        0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    ];
+    let installed = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            metrics_exporter_prometheus::Matcher::Full(sleuth::telemetry::LLM_LATENCY.into()),
+            LATENCY_BUCKETS,
+        )
+        .and_then(|b| b.install_recorder());
+    match installed {
+        Ok(_handle) => gateway_benches(c, "gateway_prometheus", false),
+        Err(e) => eprintln!("gateway_prometheus skipped: cannot install the recorder: {e}"),
+    }
+}
+
+fn gateway_benches(c: &mut Criterion, group: &str, wall: bool) {
     let rt = runtime();
     let gateway = rt
         .block_on(Gateway::start(
@@ -206,18 +229,20 @@ fn bench_gateway(c: &mut Criterion) {
         move || join_all((0..BATCH).map(|_| call()))
     };
 
-    let mut g = c.benchmark_group("gateway");
+    let mut g = c.benchmark_group(group);
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(5));
 
-    // Wall time: one call at a time (latency of the round trip through the actor and a spawned task)...
-    g.throughput(Throughput::Elements(1));
-    g.bench_function("chat_wall/sequential", |b| b.to_async(&rt).iter(&call));
-    // ...and 1,000 calls at once (per-call cost when the mailbox and the workers are busy).
-    g.throughput(Throughput::Elements(BATCH as u64));
-    g.bench_function(BenchmarkId::new("chat_wall/concurrent", BATCH), |b| {
-        b.to_async(&rt).iter(&batch)
-    });
+    if wall {
+        // Wall time: one call at a time (the round trip through the actor and a spawned task)...
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("chat_wall/sequential", |b| b.to_async(&rt).iter(&call));
+        // ...and 1,000 calls at once (per-call cost when the mailbox and the workers are busy).
+        g.throughput(Throughput::Elements(BATCH as u64));
+        g.bench_function(BenchmarkId::new("chat_wall/concurrent", BATCH), |b| {
+            b.to_async(&rt).iter(&batch)
+        });
+    }
 
     // The same, but the reported "time" is process CPU time (all threads), the design target's unit.
     if process_cpu_time().is_some() {
@@ -253,5 +278,5 @@ fn bench_gateway(c: &mut Criterion) {
     gateway.stop();
 }
 
-criterion_group!(benches, bench_gateway, bench_game);
+criterion_group!(benches, bench_gateway, bench_game, bench_gateway_prometheus);
 criterion_main!(benches);

@@ -131,7 +131,7 @@ pub struct MockStats {
 pub enum MockError {
     #[error("invalid mock-llm configuration: {0}")]
     Config(String),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         addr: SocketAddr,
         #[source]

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
     /// The file could not be read at all.
-    #[error("{path}: cannot read script: {source}")]
+    #[error("{path}: cannot read script")]
     Read {
         path: PathBuf,
         #[source]

@@ -92,6 +92,12 @@ fn missing_script_file_is_refused_naming_the_path() {
     let missing = tmp.path().join("no-such-script.toml");
     let line = refused(tmp.path(), &with_script(&missing, &[]), true);
     assert_names(&line, &[&missing.display().to_string()]);
+    // The OS's reason appears once: a cause is printed by the chain, not repeated in the message.
+    assert_eq!(
+        line.matches("os error 2").count(),
+        1,
+        "cause repeated: {line}"
+    );
 }
 
 #[test]

@@ -112,7 +112,7 @@ impl Draft {
 
 /// Why the transcript could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write transcript {path}: {source}")]
+#[error("cannot write transcript {path}")]
 pub struct TranscriptError {
     pub path: String,
     #[source]

@@ -26,7 +26,7 @@ pub struct ModelPrice {
 /// A pricing table could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum PricingError {
-    #[error("{path}: cannot read pricing table: {source}")]
+    #[error("{path}: cannot read pricing table")]
     Read {
         path: PathBuf,
         #[source]
