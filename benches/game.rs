@@ -6,6 +6,8 @@
 //! * `gateway/*`: the cost the gateway adds to one call (actor hop, task spawn, accounting, reply), with a
 //!   provider that answers at once. Wall time per call, one at a time and 1,000 at once; and the same
 //!   measured as process CPU time, which is what the ≤ 50 µs/call design target is about.
+//! * `gateway_prometheus/*`: the CPU time again with the Prometheus recorder installed (as with
+//!   `--metrics`), so the metrics the gateway records per call are really recorded.
 //!
 //! Run with `cargo bench --bench game` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
 
