@@ -20,7 +20,7 @@ use crate::llm::{
     SimulatedProvider,
 };
 use crate::mockllm::{self, MockConfig};
-use crate::script::Script;
+use crate::script::{Category, Language, Script, Severity};
 
 /// sleuth: plays LLM murder-mystery games (Jubensha) and evaluates the agents.
 #[derive(Debug, Parser)]
@@ -45,8 +45,10 @@ pub enum Command {
 /// `sleuth script …`
 #[derive(Debug, Subcommand)]
 pub enum ScriptCommand {
-    /// Check a script file and list every problem with its field path.
+    /// Check a script file and list every problem (errors and warnings) with its field path.
     Validate { path: PathBuf },
+    /// Summarise a script: characters, roles, acts, clues and questions by kind.
+    Show { path: PathBuf },
 }
 
 /// Flags of `sleuth play`.
@@ -112,6 +114,9 @@ pub struct PlayArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics while the game runs.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
+    /// Prompt language (`en`, `zh`); the script's language by default.
+    #[arg(long)]
+    pub lang: Option<String>,
     /// Directory of prompt templates replacing the built-in ones.
     #[arg(long)]
     pub prompts_dir: Option<PathBuf>,
@@ -164,21 +169,141 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Play(args) => play(*args).await,
         Command::MockLlm(args) => mock_llm(args).await,
         Command::Script(ScriptCommand::Validate { path }) => validate(&path),
+        Command::Script(ScriptCommand::Show { path }) => show(&path),
     }
 }
 
+/// Prints every problem, errors first; fails if there are errors.
+fn report_problems(path: &Path, script: &Script) -> Result<()> {
+    let problems = script.problems();
+    let (errors, warnings): (Vec<_>, Vec<_>) =
+        problems.iter().partition(|p| p.severity == Severity::Error);
+    for p in &errors {
+        println!("error: {}: {p}", path.display());
+    }
+    for p in &warnings {
+        println!("warning: {}: {p}", path.display());
+    }
+    if !errors.is_empty() {
+        bail!(
+            "{}: {} errors, {} warnings",
+            path.display(),
+            errors.len(),
+            warnings.len()
+        );
+    }
+    Ok(())
+}
+
 fn validate(path: &Path) -> Result<()> {
-    let s = Script::load(path)?;
+    let s = Script::load_unchecked(path)?;
+    report_problems(path, &s)?;
     println!(
-        "{}: ok — \"{}\", {} characters, {} clues, {} factual and {} inferential questions",
+        "{}: ok — \"{}\", {} characters, {} clues, {} factual, {} inferential and {} multiple-choice questions",
         path.display(),
         s.title,
         s.characters.len(),
         s.clues.len(),
         s.factual.len(),
-        s.inferential.len()
+        s.inferential.len(),
+        s.choice.len()
     );
     Ok(())
+}
+
+fn show(path: &Path) -> Result<()> {
+    let s = Script::load_unchecked(path)?;
+    print!("{}", summary(&s));
+    Ok(())
+}
+
+/// A readable summary of a script.
+pub fn summary(s: &Script) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} ({}{})",
+        s.title,
+        s.language.code(),
+        s.source
+            .as_deref()
+            .map(|x| format!(", from {x}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
+        "acts: {}   victims: {}",
+        s.acts,
+        s.victims
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(o, "characters:");
+    for c in &s.characters {
+        let role = if c.is_murderer() {
+            "murderer"
+        } else {
+            "civilian"
+        };
+        let killed = if c.killed.is_empty() {
+            String::new()
+        } else {
+            format!(", killed {}", c.killed.join(", "))
+        };
+        let factual = s.factual.iter().filter(|q| q.character == c.name).count();
+        let choice = s
+            .choice
+            .iter()
+            .filter(|q| q.character.as_deref() == Some(c.name.as_str()))
+            .count();
+        let _ = writeln!(
+            o,
+            "  {:<28} {role:<9} acts {}  secrets {}  factual {factual}  multiple-choice {choice}{killed}",
+            c.name,
+            c.acts.len(),
+            c.secrets.len()
+        );
+    }
+    let key = s.clues.iter().filter(|c| c.key).count();
+    let located = s.clues.iter().filter(|c| c.location.is_some()).count();
+    let _ = writeln!(
+        o,
+        "clues: {} ({key} key, {located} by location)",
+        s.clues.len()
+    );
+    let count = |cat: Category, multi: bool| {
+        s.choice
+            .iter()
+            .filter(|q| q.category == cat && q.multiple == multi)
+            .count()
+    };
+    let _ = writeln!(
+        o,
+        "questions: {} factual, {} inferential, {} multiple-choice",
+        s.factual.len(),
+        s.inferential.len(),
+        s.choice.len()
+    );
+    if !s.choice.is_empty() {
+        for (label, cat) in [
+            ("A objective (10)", Category::Objective),
+            ("B reasoning (5)", Category::Reasoning),
+            ("C relations (2)", Category::Relations),
+        ] {
+            let _ = writeln!(
+                o,
+                "  {label:<18} single {:>3}  multiple {:>3}",
+                count(cat, false),
+                count(cat, true)
+            );
+        }
+        let fsa = s.choice.iter().filter(|q| q.character.is_none()).count();
+        let _ = writeln!(o, "  full script access {fsa:>3}");
+    }
+    o
 }
 
 async fn mock_llm(a: MockArgs) -> Result<()> {
@@ -229,6 +354,12 @@ async fn play(a: PlayArgs) -> Result<()> {
         );
     }
     let modules: Modules = a.modules.parse()?;
+    let language = a
+        .lang
+        .as_deref()
+        .map(str::parse::<Language>)
+        .transpose()
+        .map_err(|e| anyhow!("--lang: {e}"))?;
     let script = Arc::new(Script::load(&a.script)?);
     let embedder = match a.embedder.as_str() {
         "hashing" => EmbedderChoice::Hashing,
@@ -329,6 +460,7 @@ async fn play(a: PlayArgs) -> Result<()> {
         embedder,
         transcript_path: Some(out.join("transcript.jsonl")),
         prompts_dir: a.prompts_dir.clone(),
+        language,
         progress: progress.clone(),
         inject_panic: None,
     };
@@ -374,11 +506,15 @@ fn print_summary(r: &GameResult, out: &Path) {
         "{} · {} ({}) · seed {} · {}/{}",
         r.script, r.framework, r.modules, r.seed, r.provider, r.model
     );
-    let got = r.vote_counts.get(&r.murderer).copied().unwrap_or(0);
+    let got: u32 = r
+        .murderers
+        .iter()
+        .filter_map(|m| r.vote_counts.get(m))
+        .sum();
     println!(
         "Winner: {}   (murderer {} got {} of {} votes; detection accuracy {:.2})",
         r.winner.as_str(),
-        r.murderer,
+        r.murderers.join(" and "),
         got,
         r.votes.len(),
         r.murderer_detection_accuracy

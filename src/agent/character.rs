@@ -209,12 +209,13 @@ impl Actor for Character {
             context! {
                 name => c.name, title => s.title, murderer => c.is_murderer(), premise => s.premise,
                 victims => s.victims.iter().map(|v| json!({"name": v.name, "description": v.description})).collect::<Vec<_>>(),
-                cast => cast, story => c.story, timeline => c.timeline, relationships => c.relationships,
+                cast => cast, story => c.story, acts => c.acts, performance => c.performance, abilities => c.abilities, timeline => c.timeline, relationships => c.relationships,
                 goals => c.goals, secrets => c.secrets,
             },
         )?;
         let mut facts = text::sentences(&c.story);
         facts.extend(text::sentences(&c.timeline));
+        facts.extend(c.acts.iter().flat_map(|a| text::sentences(a)));
         facts.extend(c.relationships.iter().flat_map(|r| text::sentences(r)));
         if !c.is_murderer() {
             facts.extend(c.secrets.iter().flat_map(|r| text::sentences(r)));

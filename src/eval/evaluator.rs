@@ -90,7 +90,6 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
     if let Some(pb) = &st.progress {
         pb.set_message("evaluation");
     }
-    let murderer = st.script.truth.murderer.clone();
     // category → (correct, answered)
     let mut tallies: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
     let (mut inf_correct, mut inf_total) = (0usize, 0usize);
@@ -98,7 +97,7 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
         for (qi, q) in st.script.factual.iter().enumerate() {
             let category = if q.character == *name {
                 "own"
-            } else if q.character == murderer {
+            } else if st.script.is_murderer(&q.character) {
                 "mq"
             } else {
                 "cq"

@@ -267,7 +267,7 @@ impl Run<'_> {
 
     async fn distribute(&mut self) -> Result<(), GameError> {
         let t = self.stage_started("distribution");
-        let opening = self.args.script.host.opening.clone();
+        let opening = self.args.script.host().opening;
         self.host_says("distribution", None, opening).await?;
         for name in self.names() {
             let line = format!(
@@ -379,7 +379,7 @@ impl Run<'_> {
 
     async fn clues(&mut self) -> Result<(), GameError> {
         let t = self.stage_started("clues");
-        let announcement = self.args.script.host.clue_announcement.clone();
+        let announcement = self.args.script.host().clue_announcement;
         self.host_says("clues", None, announcement).await?;
         for clue in self.args.script.clues.clone() {
             let d = Draft::public(
@@ -399,7 +399,7 @@ impl Run<'_> {
         &mut self,
     ) -> Result<(BTreeMap<String, String>, BTreeMap<String, u32>, Winner), GameError> {
         let t = self.stage_started("vote");
-        let call = self.args.script.host.vote_call.clone();
+        let call = self.args.script.host().vote_call;
         self.host_says("vote", None, call.clone()).await?;
         let mut votes = BTreeMap::new();
         for voter in self.names() {
@@ -425,19 +425,28 @@ impl Run<'_> {
         }
         self.stage_done("vote", t);
         let t = self.stage_started("reveal");
-        let murderer = self.args.script.truth.murderer.clone();
+        let murderers: Vec<String> = self
+            .args
+            .script
+            .murderers()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         let counts = tally(self.names().iter().map(String::as_str), &votes);
-        let winner = thinkthrice_winner(&counts, &murderer);
+        let winner = thinkthrice_winner(&counts, &murderers);
         let tally_text = counts
             .iter()
             .map(|(p, n)| format!("{p}: {n}"))
             .collect::<Vec<_>>()
             .join(", ");
         let verdict = match winner {
-            Winner::Civilians => "The murderer received the most votes: the civilians win.",
-            Winner::Murderer => "The murderer escaped: the murderer wins.",
+            Winner::Civilians => "A murderer received the most votes: the civilians win.",
+            Winner::Murderer => "The murderer escaped: the murderers win.",
         };
-        let text = format!("The votes are: {tally_text}. The murderer was {murderer}. {verdict}");
+        let text = format!(
+            "The votes are: {tally_text}. The murderer was {}. {verdict}",
+            murderers.join(" and ")
+        );
         self.publish(
             "reveal",
             Draft::public("reveal", "host", None, text)

@@ -90,6 +90,8 @@ pub struct GameConfig {
     pub transcript_path: Option<PathBuf>,
     /// Replaces the built-in prompts (`DIR/<framework>/<lang>/<purpose>.j2`).
     pub prompts_dir: Option<PathBuf>,
+    /// Prompt language; the script's own when `None`.
+    pub language: Option<crate::script::Language>,
     pub progress: Option<indicatif::ProgressBar>,
     /// Test hook: (character, request number) at which that character panics.
     #[doc(hidden)]
@@ -117,7 +119,7 @@ pub async fn request_turn(
 pub fn load_prompts(script: &Script, config: &GameConfig) -> Result<Prompts, PromptError> {
     Prompts::load(
         FRAMEWORK,
-        script.language,
+        config.language.unwrap_or(script.language),
         config.prompts_dir.as_deref(),
         PURPOSES,
     )

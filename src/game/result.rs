@@ -37,28 +37,28 @@ pub fn tally<'a>(
     counts
 }
 
-/// ThinkThrice rule 9: the civilians win if the player with the most votes is the murderer. A tie at the
-/// top is not "the player with the most votes", so it goes to the murderer.
-pub fn thinkthrice_winner(counts: &BTreeMap<String, u32>, murderer: &str) -> Winner {
+/// ThinkThrice rule 9: the civilians win if the player with the most votes is a murderer. A tie at the
+/// top is not "the player with the most votes", so it goes to the murderers.
+pub fn thinkthrice_winner(counts: &BTreeMap<String, u32>, murderers: &[String]) -> Winner {
     let top = counts.values().copied().max().unwrap_or(0);
     let leaders: Vec<&String> = counts
         .iter()
         .filter(|(_, &n)| n == top && n > 0)
         .map(|(p, _)| p)
         .collect();
-    if leaders.len() == 1 && leaders[0] == murderer {
+    if leaders.len() == 1 && murderers.contains(leaders[0]) {
         Winner::Civilians
     } else {
         Winner::Murderer
     }
 }
 
-/// Votes received by the murderer / votes cast (ThinkThrice §6).
-pub fn detection_accuracy(votes: &BTreeMap<String, String>, murderer: &str) -> f64 {
+/// Votes received by murderers / votes cast (ThinkThrice §6).
+pub fn detection_accuracy(votes: &BTreeMap<String, String>, murderers: &[String]) -> f64 {
     if votes.is_empty() {
         return 0.0;
     }
-    votes.values().filter(|t| *t == murderer).count() as f64 / votes.len() as f64
+    votes.values().filter(|t| murderers.contains(t)).count() as f64 / votes.len() as f64
 }
 
 /// Factual QA accuracy by whose script the question comes from (ThinkThrice Table 4).
@@ -97,7 +97,7 @@ pub struct GameResult {
     pub provider: String,
     pub model: String,
     pub winner: Winner,
-    pub murderer: String,
+    pub murderers: Vec<String>,
     /// Voter → the player they voted for.
     pub votes: BTreeMap<String, String>,
     pub vote_counts: BTreeMap<String, u32>,
@@ -124,24 +124,25 @@ mod tests {
 
     #[test]
     fn plurality_on_the_murderer_wins_and_ties_lose() {
+        let m = vec!["Ada".to_string()];
         let players = ["Ada", "Ben", "Cy", "Dee"];
         let v = votes(&[("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy"), ("Ada", "Cy")]);
         let c = tally(players, &v);
         assert_eq!(c["Ada"], 2);
         assert_eq!(c["Ben"], 0);
         assert_eq!(
-            thinkthrice_winner(&c, "Ada"),
+            thinkthrice_winner(&c, &m),
             Winner::Murderer,
             "a 2-2 tie is not a win"
         );
         let v = votes(&[("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy"), ("Ada", "Dee")]);
         assert_eq!(
-            thinkthrice_winner(&tally(players, &v), "Ada"),
+            thinkthrice_winner(&tally(players, &v), &m),
             Winner::Civilians
         );
-        assert!((detection_accuracy(&v, "Ada") - 0.5).abs() < 1e-12);
+        assert!((detection_accuracy(&v, &m) - 0.5).abs() < 1e-12);
         assert_eq!(
-            thinkthrice_winner(&tally(players, &BTreeMap::new()), "Ada"),
+            thinkthrice_winner(&tally(players, &BTreeMap::new()), &m),
             Winner::Murderer
         );
     }

@@ -227,7 +227,12 @@ async fn run(
         _ => return Err(GameError::ActorLost("evaluator".into())),
     };
     let report = report?;
-    let murderer = args.script.truth.murderer.clone();
+    let murderers: Vec<String> = args
+        .script
+        .murderers()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     let mut by_phase = PhaseUsage::default();
     for e in transcript.events() {
         if let Some(u) = e.usage {
@@ -250,8 +255,8 @@ async fn run(
         provider: args.gateway.provider().into(),
         model: c.agent.model.clone(),
         winner: played.winner,
-        murderer_detection_accuracy: detection_accuracy(&played.votes, &murderer),
-        murderer,
+        murderer_detection_accuracy: detection_accuracy(&played.votes, &murderers),
+        murderers,
         votes: played.votes,
         vote_counts: played.counts,
         factual: report.factual,

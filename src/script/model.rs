@@ -1,0 +1,343 @@
+//! The canonical script model: one shape that holds sleuth's own scripts, WellPlay (PLAYER\*) and MIRAGE
+//! without loss, so that any framework can play any script.
+
+use serde::{Deserialize, Serialize};
+
+/// Language of every text in a script; chooses prompts and the simulated model's tokenization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[default]
+    En,
+    Zh,
+}
+
+impl Language {
+    /// The code used in prompt directory names (`prompts/<framework>/<code>/`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Language::En => "en",
+            Language::Zh => "zh",
+        }
+    }
+}
+
+impl std::str::FromStr for Language {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "en" => Ok(Language::En),
+            "zh" => Ok(Language::Zh),
+            other => Err(format!(
+                "unknown language `{other}` (expected `en` or `zh`)"
+            )),
+        }
+    }
+}
+
+/// A character's side in the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Murderer,
+    Civilian,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A whole script as written in the file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    pub format: u32,
+    pub title: String,
+    pub language: Language,
+    /// Where the script came from (`wellplay`, `mirage`), for imported scripts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// What everyone knows at the start.
+    #[serde(default)]
+    pub premise: String,
+    /// Number of acts (WellPlay) or stages (MIRAGE multi-stage scripts); 1 for a script read at once.
+    #[serde(default = "one")]
+    pub acts: u32,
+    pub victims: Vec<Victim>,
+    /// The host's lines; language defaults when absent (imported scripts have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostManual>,
+    pub characters: Vec<Character>,
+    #[serde(default)]
+    pub clues: Vec<Clue>,
+    pub truth: Truth,
+    /// ThinkThrice factual questions (question, answer, source sentence).
+    #[serde(default)]
+    pub factual: Vec<FactualQuestion>,
+    /// ThinkThrice inferential multiple-choice questions.
+    #[serde(default)]
+    pub inferential: Vec<InferentialQuestion>,
+    /// WellPlay multiple-choice questions, per character or for full script access.
+    #[serde(default)]
+    pub choice: Vec<ChoiceQuestion>,
+}
+
+/// A victim of the case (never a player).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Victim {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// The host's pre-set lines; the host is not an LLM (ThinkThrice rule 5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostManual {
+    pub opening: String,
+    pub clue_announcement: String,
+    pub vote_call: String,
+    #[serde(default)]
+    pub manual: String,
+}
+
+impl HostManual {
+    /// Generic lines for scripts that bring none (imported datasets).
+    pub fn default_for(lang: Language) -> HostManual {
+        match lang {
+            Language::En => HostManual {
+                opening: "Welcome. A murder has been committed, and one or more of you did it. Each of you has your own script; \
+                          nobody else can read it. Talk, ask and answer, and at the end vote for the murderer."
+                    .into(),
+                clue_announcement: "New clue cards have been found. Read them carefully.".into(),
+                vote_call: "It is time to vote. Name the player you believe is the murderer.".into(),
+                manual: String::new(),
+            },
+            Language::Zh => HostManual {
+                opening: "欢迎来到本局剧本杀。案件已经发生，凶手就在你们之中。每个人都有自己的剧本，别人无法看到。\
+                          请互相交流、提问和回答，最后投票找出凶手。"
+                    .into(),
+                clue_announcement: "新的线索卡已经找到，请仔细阅读。".into(),
+                vote_call: "现在开始投票。请说出你认为是凶手的玩家。".into(),
+                manual: String::new(),
+            },
+        }
+    }
+}
+
+/// One player's character and private script.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Character {
+    pub name: String,
+    pub role: Role,
+    /// One or two sentences everyone sees in the cast list.
+    #[serde(default)]
+    pub public: String,
+    /// Background: who they are, their history with the victim and the others.
+    #[serde(default)]
+    pub story: String,
+    /// The day of the incident.
+    #[serde(default)]
+    pub timeline: String,
+    /// Script text per act or stage (WellPlay `script`, MIRAGE `Script`), released act by act.
+    #[serde(default)]
+    pub acts: Vec<String>,
+    /// Things kept back unless asked; for a murderer, what they must hide.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// What the character wants (WellPlay goals per act and final goal, MIRAGE Purpose).
+    #[serde(default)]
+    pub goals: Vec<String>,
+    #[serde(default)]
+    pub relationships: Vec<String>,
+    /// How to play the character: personality, speech style (WellPlay acts_performance, MIRAGE Performance).
+    #[serde(default)]
+    pub performance: Vec<String>,
+    /// Rules the character must follow (MIRAGE Ability).
+    #[serde(default)]
+    pub abilities: Vec<String>,
+    /// Victims this character killed (WellPlay `kill_by_me`).
+    #[serde(default)]
+    pub killed: Vec<String>,
+}
+
+impl Character {
+    /// The character's whole private script as one text: what factual questions are drawn from and
+    /// what self-refinement and self-verification check against.
+    pub fn script_text(&self) -> String {
+        let mut parts: Vec<&str> = vec![&self.story, &self.timeline];
+        parts.extend(self.acts.iter().map(String::as_str));
+        parts.extend(self.secrets.iter().map(String::as_str));
+        parts.extend(self.relationships.iter().map(String::as_str));
+        parts
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// True for a murderer.
+    pub fn is_murderer(&self) -> bool {
+        self.role == Role::Murderer
+    }
+}
+
+/// A clue card: handed out (ThinkThrice) or found by investigating (MIRAGE).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clue {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub text: String,
+    /// The character the clue concerns, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+    /// Where it is found (a room, "Corpse Information"), if not about a character.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// Bears on a murderer's identity or actions.
+    #[serde(default)]
+    pub key: bool,
+    /// The act from which it is available (1-based); all acts when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act: Option<u32>,
+}
+
+/// Who killed whom, and what really happened.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Truth {
+    /// The murderer, for scripts with exactly one (sleuth's own format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub murderer: Option<String>,
+    /// Culprits per victim, for scripts with several victims or murderers.
+    #[serde(default)]
+    pub culprits: Vec<Culprits>,
+    #[serde(default)]
+    pub narrative: String,
+}
+
+/// The culprits of one victim.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Culprits {
+    pub victim: String,
+    pub by: Vec<String>,
+}
+
+/// A factual question about one character's script (ThinkThrice §5.1).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactualQuestion {
+    pub character: String,
+    pub question: String,
+    pub answer: String,
+    pub source: String,
+}
+
+/// An inferential multiple-choice question whose answer is in no single script.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InferentialQuestion {
+    pub question: String,
+    pub options: Vec<String>,
+    pub answer: String,
+    pub rationale: String,
+}
+
+/// WellPlay question categories and their points (PLAYER\* §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// A: who killed the victim — 10 points.
+    Objective,
+    /// B: how, why, where, when, relationships around the murder — 5 points.
+    Reasoning,
+    /// C: relations between characters — 2 points.
+    Relations,
+}
+
+impl Category {
+    /// Points a correct answer earns.
+    pub fn points(self) -> u32 {
+        match self {
+            Category::Objective => 10,
+            Category::Reasoning => 5,
+            Category::Relations => 2,
+        }
+    }
+}
+
+/// A WellPlay multiple-choice question.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceQuestion {
+    /// The character whose player is asked; `None` for the full-script-access (omniscient) set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub character: Option<String>,
+    pub category: Category,
+    /// Several truths, all of which must be chosen.
+    #[serde(default)]
+    pub multiple: bool,
+    pub question: String,
+    /// Option texts, lettered A, B, C, … in order.
+    pub options: Vec<String>,
+    /// Correct letters.
+    pub truth: Vec<String>,
+}
+
+/// Option letters in order: A, B, C, …
+pub fn option_letter(i: usize) -> String {
+    char::from(b'A' + (i as u8 % 26)).to_string()
+}
+
+/// Index of an option letter (`"c"` or `"C"` → 2).
+pub fn letter_index(letter: &str) -> Option<usize> {
+    let l = letter.trim();
+    let mut chars = l.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) if c.is_ascii_alphabetic() => {
+            Some((c.to_ascii_uppercase() as u8 - b'A') as usize)
+        }
+        _ => None,
+    }
+}
+
+impl InferentialQuestion {
+    /// Index of the correct option, if the answer letter names one.
+    pub fn answer_index(&self) -> Option<usize> {
+        letter_index(&self.answer).filter(|&i| i < self.options.len())
+    }
+}
+
+impl Script {
+    /// The character with this name.
+    pub fn character(&self, name: &str) -> Option<&Character> {
+        self.characters.iter().find(|c| c.name == name)
+    }
+
+    /// Names of the murderers.
+    pub fn murderers(&self) -> Vec<&str> {
+        self.characters
+            .iter()
+            .filter(|c| c.is_murderer())
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    /// Whether the named character is a murderer.
+    pub fn is_murderer(&self, name: &str) -> bool {
+        self.character(name).is_some_and(|c| c.is_murderer())
+    }
+
+    /// The host's lines, or the language's defaults.
+    pub fn host(&self) -> HostManual {
+        self.host
+            .clone()
+            .unwrap_or_else(|| HostManual::default_for(self.language))
+    }
+}
