@@ -40,6 +40,12 @@ pub enum Command {
     /// Work with script files.
     #[command(subcommand)]
     Script(ScriptCommand),
+    /// Evaluation questions.
+    #[command(subcommand)]
+    Questions(QuestionsCommand),
+    /// Convert a public dataset's script into sleuth's format.
+    #[command(subcommand)]
+    Import(ImportCommand),
 }
 
 /// `sleuth script …`
@@ -49,6 +55,94 @@ pub enum ScriptCommand {
     Validate { path: PathBuf },
     /// Summarise a script: characters, roles, acts, clues and questions by kind.
     Show { path: PathBuf },
+}
+
+/// Which model to reach and how: shared by every command that calls a model.
+#[derive(Debug, Args)]
+pub struct LlmArgs {
+    /// `simulated` (in-process, no key) or `openai` (any OpenAI-compatible endpoint).
+    #[arg(long, default_value = "simulated")]
+    pub provider: String,
+    /// Model name; default `sim-1` for simulated, `gpt-4o-mini` for openai.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of the OpenAI-compatible API.
+    #[arg(long, default_value = "https://api.openai.com/v1")]
+    pub base_url: String,
+    /// Environment variable that holds the API key (never pass the key itself on the command line).
+    #[arg(long, default_value = crate::llm::DEFAULT_KEY_ENV)]
+    pub api_key_env: String,
+    /// Pricing table (USD per million tokens per model); the built-in one otherwise.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+    /// Added latency of the simulated provider, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub sim_latency_ms: u64,
+    /// Retries of a failed call (429, 5xx, timeout) before the game fails.
+    #[arg(long, default_value_t = 8)]
+    pub max_retries: u32,
+    /// First retry backoff in milliseconds (doubles per retry, with jitter; Retry-After wins if longer).
+    #[arg(long, default_value_t = 500)]
+    pub retry_base_ms: u64,
+    /// Per-attempt timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout_secs: u64,
+}
+
+/// `sleuth import …`
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Import one WellPlay (PLAYER*) script folder: json/script_info.json, json/<Character>.json, final_result/*.csv.
+    Wellplay {
+        dir: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Import one MIRAGE script folder: script.json and clues.json.
+    Mirage {
+        dir: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// The culprit (repeatable); overrides the built-in table of the eight English titles.
+        #[arg(long = "culprit")]
+        culprits: Vec<String>,
+        /// MIRAGE's Truth.json (title → true account); by default looked for in DIR's parent.
+        #[arg(long)]
+        truth: Option<PathBuf>,
+    },
+}
+
+/// `sleuth questions …`
+#[derive(Debug, Subcommand)]
+pub enum QuestionsCommand {
+    /// Ask an LLM for factual question/answer/source triples per character (ThinkThrice §5.1); keep those
+    /// whose source sentence occurs in the character's script, drop near-duplicates, append them to the file.
+    Generate(Box<GenerateArgs>),
+}
+
+/// Flags of `sleuth questions generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The script file; the questions are appended to it (comments and layout kept).
+    pub script: PathBuf,
+    /// Questions wanted per character.
+    #[arg(long, default_value_t = 40)]
+    pub per_character: usize,
+    /// Questions asked for per call.
+    #[arg(long, default_value_t = 10)]
+    pub batch: usize,
+    #[arg(long, default_value_t = 0.8)]
+    pub temperature: f32,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Directory of prompt templates replacing the built-in ones.
+    #[arg(long)]
+    pub prompts_dir: Option<PathBuf>,
+    /// Print what would be added without writing the file.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 /// Flags of `sleuth play`.
@@ -65,18 +159,6 @@ pub struct PlayArgs {
     /// Game seed: the same seed, script and flags replay the same game.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
-    /// `simulated` (in-process, no key) or `openai` (any OpenAI-compatible endpoint).
-    #[arg(long, default_value = "simulated")]
-    pub provider: String,
-    /// Model name; default `sim-1` for simulated, `gpt-4o-mini` for openai.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Base URL of the OpenAI-compatible API.
-    #[arg(long, default_value = "https://api.openai.com/v1")]
-    pub base_url: String,
-    /// Environment variable that holds the API key (never pass the key itself on the command line).
-    #[arg(long, default_value = crate::llm::DEFAULT_KEY_ENV)]
-    pub api_key_env: String,
     /// Output directory for transcript.jsonl and result.json.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -108,9 +190,6 @@ pub struct PlayArgs {
     /// Memory embedder: `hashing` (local) or `openai:MODEL` (through the gateway).
     #[arg(long, default_value = "hashing")]
     pub embedder: String,
-    /// Pricing table (USD per million tokens per model); the built-in one otherwise.
-    #[arg(long)]
-    pub pricing: Option<PathBuf>,
     /// Serve Prometheus metrics at http://ADDR/metrics while the game runs.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
@@ -120,21 +199,11 @@ pub struct PlayArgs {
     /// Directory of prompt templates replacing the built-in ones.
     #[arg(long)]
     pub prompts_dir: Option<PathBuf>,
-    /// Added latency of the simulated provider, in milliseconds.
-    #[arg(long, default_value_t = 0)]
-    pub sim_latency_ms: u64,
-    /// Retries of a failed call (429, 5xx, timeout) before the game fails.
-    #[arg(long, default_value_t = 8)]
-    pub max_retries: u32,
-    /// First retry backoff in milliseconds (doubles per retry, with jitter; Retry-After wins if longer).
-    #[arg(long, default_value_t = 500)]
-    pub retry_base_ms: u64,
-    /// Per-attempt timeout in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub timeout_secs: u64,
     /// Keep the last run's metrics endpoint up this many seconds after the game (for a final scrape).
     #[arg(long, default_value_t = 0, hide = true)]
     pub linger_secs: u64,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 /// Flags of `sleuth mock-llm`.
@@ -169,6 +238,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Play(args) => play(*args).await,
         Command::MockLlm(args) => mock_llm(args).await,
         Command::Script(ScriptCommand::Validate { path }) => validate(&path),
+        Command::Questions(QuestionsCommand::Generate(args)) => generate_questions(*args).await,
+        Command::Import(cmd) => import(cmd),
         Command::Script(ScriptCommand::Show { path }) => show(&path),
     }
 }
@@ -306,6 +377,98 @@ pub fn summary(s: &Script) -> String {
     o
 }
 
+fn import(cmd: ImportCommand) -> Result<()> {
+    let (script, out) = match cmd {
+        ImportCommand::Wellplay { dir, out } => {
+            (crate::script::import::wellplay::import(&dir)?, out)
+        }
+        ImportCommand::Mirage {
+            dir,
+            out,
+            culprits,
+            truth,
+        } => {
+            let opts = crate::script::import::mirage::MirageOptions { culprits, truth };
+            (crate::script::import::mirage::import(&dir, &opts)?, out)
+        }
+    };
+    // Written before it is judged: nothing converted is lost, and the file can be fixed by hand.
+    script.save(&out)?;
+    report_problems(&out, &script)?;
+    println!(
+        "wrote {}: {} characters, {} clues, {} multiple-choice questions",
+        out.display(),
+        script.characters.len(),
+        script.clues.len(),
+        script.choice.len()
+    );
+    Ok(())
+}
+
+async fn generate_questions(a: GenerateArgs) -> Result<()> {
+    let script = Script::load(&a.script)?;
+    if a.per_character == 0 || a.batch == 0 {
+        bail!("--per-character and --batch must be at least 1");
+    }
+    let (provider, model, pricing) = provider_from(&a.llm)?;
+    let opts = crate::questions::GenerateOptions {
+        per_character: a.per_character,
+        model,
+        batch: a.batch,
+        temperature: a.temperature,
+        seed: a.seed,
+        prompts_dir: a.prompts_dir.clone(),
+    };
+    // Templates are checked before the first call.
+    crate::agent::Prompts::load(
+        crate::questions::FRAMEWORK,
+        script.language,
+        a.prompts_dir.as_deref(),
+        &[crate::questions::PURPOSE],
+    )?;
+    let gateway = Gateway::start(provider, pricing, gateway_config(&a.llm)).await?;
+    let report = crate::questions::generate(&script, &gateway, &opts).await;
+    gateway.stop();
+    let report = report?;
+    println!(
+        "{:<28} {:>5} {:>8} {:>5} {:>10} {:>10} {:>6}",
+        "character", "calls", "proposed", "kept", "unsourced", "duplicate", "empty"
+    );
+    for c in &report.per_character {
+        println!(
+            "{:<28} {:>5} {:>8} {:>5} {:>10} {:>10} {:>6}",
+            c.character,
+            c.calls,
+            c.proposed,
+            c.kept,
+            c.dropped_unsourced,
+            c.dropped_duplicates,
+            c.dropped_empty
+        );
+    }
+    let u = &report.usage;
+    println!(
+        "usage: {} calls, {} prompt + {} completion tokens, ${:.4}",
+        u.calls, u.prompt_tokens, u.completion_tokens, u.cost_usd
+    );
+    if a.dry_run {
+        for q in &report.questions {
+            println!(
+                "[{}] {} → {}  (source: {})",
+                q.character, q.question, q.answer, q.source
+            );
+        }
+        return Ok(());
+    }
+    crate::questions::append_to_file(&a.script, &report.questions)?;
+    println!(
+        "appended {} questions to {}",
+        report.questions.len(),
+        a.script.display()
+    );
+    Ok(())
+}
+
 async fn mock_llm(a: MockArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&a.error_rate) {
         bail!("--error-rate must be between 0 and 1, got {}", a.error_rate);
@@ -330,6 +493,55 @@ async fn mock_llm(a: MockArgs) -> Result<()> {
         .context("cannot wait for ctrl-c")?;
     server.shutdown().await;
     Ok(())
+}
+
+/// The provider, the model name and the pricing table the flags ask for. Everything is checked here —
+/// the key's presence too — so that bad flags fail before any call.
+fn provider_from(a: &LlmArgs) -> Result<(SharedProvider, String, Pricing)> {
+    let pricing = match &a.pricing {
+        Some(p) => Pricing::load(p)?,
+        None => Pricing::builtin(),
+    };
+    let (provider, model): (SharedProvider, String) = match a.provider.as_str() {
+        "simulated" => (
+            Arc::new(SimulatedProvider {
+                latency: Duration::from_millis(a.sim_latency_ms),
+            }),
+            a.model
+                .clone()
+                .unwrap_or_else(|| crate::llm::simulated::MODEL.to_string()),
+        ),
+        "openai" => {
+            let key = std::env::var(&a.api_key_env).map_err(|_| {
+                anyhow!(
+                    "--provider openai needs an API key in the environment variable {} (set it, or name another with --api-key-env)",
+                    a.api_key_env
+                )
+            })?;
+            let settings = OpenAiSettings {
+                base_url: a.base_url.clone(),
+                api_key: key,
+                timeout: Duration::from_secs(a.timeout_secs),
+            };
+            (
+                Arc::new(OpenAiProvider::new(&settings)?),
+                a.model.clone().unwrap_or_else(|| "gpt-4o-mini".to_string()),
+            )
+        }
+        other => {
+            bail!("unknown provider `{other}` in --provider (expected `simulated` or `openai`)")
+        }
+    };
+    Ok((provider, model, pricing))
+}
+
+fn gateway_config(a: &LlmArgs) -> GatewayConfig {
+    GatewayConfig {
+        max_retries: a.max_retries,
+        backoff_base: Duration::from_millis(a.retry_base_ms),
+        timeout: Duration::from_secs(a.timeout_secs),
+        ..GatewayConfig::default()
+    }
 }
 
 /// A file-system friendly form of a title.
@@ -374,37 +586,7 @@ async fn play(a: PlayArgs) -> Result<()> {
             a.judge_threshold
         );
     }
-    let pricing = match &a.pricing {
-        Some(p) => Pricing::load(p)?,
-        None => Pricing::builtin(),
-    };
-    let (provider, model): (SharedProvider, String) = match a.provider.as_str() {
-        "simulated" => (
-            Arc::new(SimulatedProvider {
-                latency: Duration::from_millis(a.sim_latency_ms),
-            }),
-            a.model
-                .clone()
-                .unwrap_or_else(|| crate::llm::simulated::MODEL.to_string()),
-        ),
-        "openai" => {
-            let key = std::env::var(&a.api_key_env).map_err(|_| {
-                anyhow!("--provider openai needs an API key in the environment variable {} (set it, or name another with --api-key-env)", a.api_key_env)
-            })?;
-            let settings = OpenAiSettings {
-                base_url: a.base_url.clone(),
-                api_key: key,
-                timeout: Duration::from_secs(a.timeout_secs),
-            };
-            (
-                Arc::new(OpenAiProvider::new(&settings)?),
-                a.model.clone().unwrap_or_else(|| "gpt-4o-mini".to_string()),
-            )
-        }
-        other => {
-            bail!("unknown provider `{other}` in --provider (expected `simulated` or `openai`)")
-        }
-    };
+    let (provider, model, pricing) = provider_from(&a.llm)?;
     let out = a.out.clone().unwrap_or_else(|| {
         let stem = a
             .script
@@ -468,12 +650,7 @@ async fn play(a: PlayArgs) -> Result<()> {
     if let Some(addr) = a.metrics_addr {
         crate::telemetry::serve_metrics(addr)?;
     }
-    let gateway_config = GatewayConfig {
-        max_retries: a.max_retries,
-        backoff_base: Duration::from_millis(a.retry_base_ms),
-        timeout: Duration::from_secs(a.timeout_secs),
-        ..GatewayConfig::default()
-    };
+    let gateway_config = gateway_config(&a.llm);
     let gateway = Gateway::start(provider, pricing, gateway_config).await?;
     let result = game::play(script, config, gateway.clone()).await;
     if let Some(pb) = &progress {

@@ -10,6 +10,7 @@ pub mod game;
 pub mod llm;
 pub mod memory;
 pub mod mockllm;
+pub mod questions;
 pub mod script;
 pub mod telemetry;
 pub mod text;

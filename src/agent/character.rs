@@ -650,8 +650,8 @@ impl State {
     ) -> Result<(String, String), AgentError> {
         let victims = self.victim_names();
         let query = match &target {
-            Some(t) => format!("{t} timeline movements {victims}"),
-            None => format!("{victims} death suspicious timeline motive contradiction"),
+            Some(t) => self.lines().query_about(t, &victims),
+            None => self.lines().query_suspects(&victims),
         };
         let memory = self.recall(turn, &query, Phase::Gameplay).await?;
         let choices: Vec<String> = match &target {
@@ -682,11 +682,7 @@ impl State {
     ) -> Result<(String, String), AgentError> {
         let victims = self.victim_names();
         let memory = self
-            .recall(
-                turn,
-                &format!("who killed {victims} motive opportunity weapon lied"),
-                Phase::Gameplay,
-            )
+            .recall(turn, &self.lines().query_vote(&victims), Phase::Gameplay)
             .await?;
         let user = self.args.prompts.render(
             "vote",
@@ -769,13 +765,18 @@ impl State {
         Ok((chosen, v[text_key].as_str().unwrap_or_default().to_string()))
     }
 
+    fn lines(&self) -> crate::game::HostLines {
+        crate::game::HostLines(self.args.script.language)
+    }
+
     fn victim_names(&self) -> String {
-        self.args
+        let names: Vec<&str> = self
+            .args
             .script
             .victims
             .iter()
             .map(|v| v.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" and ")
+            .collect();
+        self.lines().join(&names)
     }
 }

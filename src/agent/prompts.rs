@@ -86,6 +86,90 @@ const BUILTIN: &[(&str, &str, &str, &str)] = &[
         "judge_factual",
         include_str!("../../prompts/thinkthrice/en/judge_factual.j2"),
     ),
+    (
+        "thinkthrice",
+        "zh",
+        "system",
+        include_str!("../../prompts/thinkthrice/zh/system.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "memory",
+        include_str!("../../prompts/thinkthrice/zh/memory.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "introduce",
+        include_str!("../../prompts/thinkthrice/zh/introduce.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "ask",
+        include_str!("../../prompts/thinkthrice/zh/ask.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "answer",
+        include_str!("../../prompts/thinkthrice/zh/answer.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "sr_decompose",
+        include_str!("../../prompts/thinkthrice/zh/sr_decompose.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "sr_refine",
+        include_str!("../../prompts/thinkthrice/zh/sr_refine.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "sv_check",
+        include_str!("../../prompts/thinkthrice/zh/sv_check.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "vote",
+        include_str!("../../prompts/thinkthrice/zh/vote.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "eval_factual",
+        include_str!("../../prompts/thinkthrice/zh/eval_factual.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "eval_inferential",
+        include_str!("../../prompts/thinkthrice/zh/eval_inferential.j2"),
+    ),
+    (
+        "thinkthrice",
+        "zh",
+        "judge_factual",
+        include_str!("../../prompts/thinkthrice/zh/judge_factual.j2"),
+    ),
+    (
+        "generate",
+        "en",
+        "factual",
+        include_str!("../../prompts/generate/en/factual.j2"),
+    ),
+    (
+        "generate",
+        "zh",
+        "factual",
+        include_str!("../../prompts/generate/zh/factual.j2"),
+    ),
 ];
 
 /// Why prompts could not be loaded or rendered.
@@ -203,9 +287,9 @@ mod tests {
 
     #[test]
     fn missing_language_is_reported_with_the_expected_path() {
-        let err = Prompts::load("thinkthrice", Language::Zh, None, &["system"]).unwrap_err();
+        let err = Prompts::load("nosuch", Language::Zh, None, &["system"]).unwrap_err();
         assert!(
-            err.to_string().contains("prompts/thinkthrice/zh/system.j2"),
+            err.to_string().contains("prompts/nosuch/zh/system.j2"),
             "{err}"
         );
     }

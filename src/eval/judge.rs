@@ -22,6 +22,8 @@ pub enum Judge {
         gateway: Gateway,
         model: String,
         prompts: Arc<Prompts>,
+        /// Language of the judge's own system line (the template is already per language).
+        lang: crate::script::Language,
     },
 }
 
@@ -65,6 +67,7 @@ impl Judge {
                 gateway,
                 model,
                 prompts,
+                lang,
             } => {
                 let user = prompts
                     .render("judge_factual", context! { question => question, reference => reference, candidate => candidate })
@@ -72,7 +75,7 @@ impl Judge {
                 let req = ChatRequest {
                     model: model.clone(),
                     messages: vec![
-                        Message::system("You are a strict, fair grader of quiz answers."),
+                        Message::system(crate::game::HostLines(*lang).judge_persona()),
                         Message::user(user),
                     ],
                     temperature: 0.0,

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::result::{tally, thinkthrice_winner, Winner};
 use super::transcript::{Draft, Transcript, Visibility};
-use super::GameError;
+use super::{GameError, HostLines};
 use crate::agent::{AgentError, CharacterMsg, Turn};
 use crate::llm::{CallTags, Phase};
 use crate::memory::MemoryMsg;
@@ -131,14 +131,19 @@ impl Run<'_> {
             .ok_or_else(|| GameError::Protocol(format!("no player named {name}")))
     }
 
+    fn lines(&self) -> HostLines {
+        HostLines(self.args.script.language)
+    }
+
     fn victims(&self) -> String {
-        self.args
+        let names: Vec<&str> = self
+            .args
             .script
             .victims
             .iter()
             .map(|v| v.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" and ")
+            .collect();
+        self.lines().join(&names)
     }
 
     /// Appends an event; observations players can remember are indexed into their memories first.
@@ -154,12 +159,9 @@ impl Run<'_> {
                 Visibility::All => self.names(),
                 Visibility::Only(v) => v.clone(),
             };
-            let label = match (d.kind.as_str(), &d.addressee) {
-                ("question", Some(to)) => format!("[{} asked {to}] ", d.speaker),
-                ("answer", Some(to)) => format!("[{} answered {to}] ", d.speaker),
-                ("introduction", _) => format!("[{} introduced themself] ", d.speaker),
-                _ => format!("[{}] ", d.speaker),
-            };
+            let label = self
+                .lines()
+                .memory_label(&d.kind, &d.speaker, d.addressee.as_deref());
             let tags = CallTags {
                 game: self.args.game_id.clone(),
                 agent: "memory".into(),
@@ -270,9 +272,7 @@ impl Run<'_> {
         let opening = self.args.script.host().opening;
         self.host_says("distribution", None, opening).await?;
         for name in self.names() {
-            let line = format!(
-                "{name}, here is your character script. Read it carefully; nobody else can see it."
-            );
+            let line = self.lines().script_handed(&name);
             self.publish(
                 "distribution",
                 Draft::private("script", "host", &[&name], line),
@@ -287,9 +287,7 @@ impl Run<'_> {
         let t = self.stage_started("introduction");
         let victims = self.victims();
         for name in self.names() {
-            let line = format!(
-                "{name}, please introduce your role first. Then tell us what you know about {victims}: what kind of person they were and your relationship with them. Finally, describe your timeline on the day of the incident in detail: at what times you saw whom, and what you did."
-            );
+            let line = self.lines().introduce(&name, &victims);
             self.host_says("introduction", Some(&name), line.clone())
                 .await?;
             let mut turn = self
@@ -362,14 +360,8 @@ impl Run<'_> {
     async fn open_round(&mut self, round: u32) -> Result<(), GameError> {
         let stage = format!("open_questioning_{round}");
         let t = self.stage_started(&stage);
-        self.host_says(
-            &stage,
-            None,
-            format!(
-                "Round {round} of open questioning: each of you may now question one other player."
-            ),
-        )
-        .await?;
+        self.host_says(&stage, None, self.lines().open_round(round))
+            .await?;
         for asker in self.names() {
             self.exchange(&stage, &asker, None).await?;
         }
@@ -386,7 +378,7 @@ impl Run<'_> {
                 "clue",
                 "host",
                 None,
-                format!("Clue card \"{}\": {}", clue.title, clue.text),
+                self.lines().clue(&clue.title, &clue.text),
             )
             .with_data(json!({ "clue": clue.id, "about": clue.about }));
             self.publish("clues", d).await?;
@@ -434,18 +426,12 @@ impl Run<'_> {
             .collect();
         let counts = tally(self.names().iter().map(String::as_str), &votes);
         let winner = thinkthrice_winner(&counts, &murderers);
-        let tally_text = counts
-            .iter()
-            .map(|(p, n)| format!("{p}: {n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let verdict = match winner {
-            Winner::Civilians => "A murderer received the most votes: the civilians win.",
-            Winner::Murderer => "The murderer escaped: the murderers win.",
-        };
-        let text = format!(
-            "The votes are: {tally_text}. The murderer was {}. {verdict}",
-            murderers.join(" and ")
+        let tally_list: Vec<(String, u32)> = counts.iter().map(|(p, n)| (p.clone(), *n)).collect();
+        let names: Vec<&str> = murderers.iter().map(String::as_str).collect();
+        let text = self.lines().reveal(
+            &tally_list,
+            &self.lines().join(&names),
+            winner == Winner::Civilians,
         );
         self.publish(
             "reveal",

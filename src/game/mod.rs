@@ -1,6 +1,7 @@
 //! Games: the host's protocol, the game supervisor, the transcript and the result.
 
 mod host;
+mod lines;
 mod result;
 mod supervisor;
 mod transcript;
@@ -12,6 +13,7 @@ use ractor::Actor;
 use tokio::sync::oneshot;
 
 pub use host::{PlayOutcome, ThinkThriceSettings};
+pub use lines::HostLines;
 pub use result::{
     detection_accuracy, tally, thinkthrice_winner, FactualScores, GameResult, PhaseUsage, Winner,
 };
@@ -144,6 +146,7 @@ pub async fn play(
             gateway: gateway.clone(),
             model: model.clone(),
             prompts: prompts.clone(),
+            lang: config.language.unwrap_or(script.language),
         },
     };
     let embedder: SharedEmbedder = match &config.embedder {

@@ -2,6 +2,9 @@
 //! the model field by field and never special-cases a title: the samples in `shared/datasets` are
 //! conformance tests of the format, not the data.
 
+pub mod mirage;
+pub mod wellplay;
+
 use std::path::PathBuf;
 
 /// Why a dataset could not be imported.

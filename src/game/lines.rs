@@ -1,0 +1,158 @@
+//! The host's procedural lines in each language. The host is not an LLM: its lines are pre-set
+//! (ThinkThrice rule 5); the script's own host manual supplies the opening, clue and vote lines, and
+//! these fill in the procedure around them.
+
+use crate::script::Language;
+
+/// Pre-set lines of the host in one language.
+#[derive(Debug, Clone, Copy)]
+pub struct HostLines(pub Language);
+
+impl HostLines {
+    /// Joins names: "A, B and C" / "A、B和C".
+    pub fn join(&self, names: &[&str]) -> String {
+        match (self.0, names) {
+            (_, []) => String::new(),
+            (_, [one]) => one.to_string(),
+            (Language::En, [init @ .., last]) => format!("{} and {last}", init.join(", ")),
+            (Language::Zh, [init @ .., last]) => format!("{}和{last}", init.join("、")),
+        }
+    }
+
+    /// Handing a player their script.
+    pub fn script_handed(&self, name: &str) -> String {
+        match self.0 {
+            Language::En => format!(
+                "{name}, here is your character script. Read it carefully; nobody else can see it."
+            ),
+            Language::Zh => format!("{name}，这是你的角色剧本，请仔细阅读，其他人看不到它。"),
+        }
+    }
+
+    /// The self-introduction request (ThinkThrice Appendix B's host line, in our words).
+    pub fn introduce(&self, name: &str, victims: &str) -> String {
+        match self.0 {
+            Language::En => format!(
+                "{name}, please introduce your role first. Then tell us what you know about {victims}: what kind of person they were and your relationship with them. Finally, describe your timeline on the day of the incident in detail: at what times you saw whom, and what you did."
+            ),
+            Language::Zh => format!(
+                "{name}，请先介绍你的角色，再说说你对{victims}的了解：这是个怎样的人，你和其的关系如何。最后详细讲述你在案发当天的时间线：几点见到了谁，做了什么。"
+            ),
+        }
+    }
+
+    /// The start of an open-questioning round.
+    pub fn open_round(&self, round: u32) -> String {
+        match self.0 {
+            Language::En => format!(
+                "Round {round} of open questioning: each of you may now question one other player."
+            ),
+            Language::Zh => {
+                format!("第{round}轮自由提问：每位玩家现在可以向另一位玩家提一个问题。")
+            }
+        }
+    }
+
+    /// A clue card as read out.
+    pub fn clue(&self, title: &str, text: &str) -> String {
+        match (self.0, title.trim().is_empty()) {
+            (Language::En, false) => format!("Clue card \"{title}\": {text}"),
+            (Language::En, true) => format!("Clue card: {text}"),
+            (Language::Zh, false) => format!("线索卡「{title}」：{text}"),
+            (Language::Zh, true) => format!("线索卡：{text}"),
+        }
+    }
+
+    /// The attribution a memory record carries, so a recalled chunk still says who said it to whom.
+    pub fn memory_label(&self, kind: &str, speaker: &str, to: Option<&str>) -> String {
+        match (self.0, kind, to) {
+            (Language::En, "question", Some(to)) => format!("[{speaker} asked {to}] "),
+            (Language::En, "answer", Some(to)) => format!("[{speaker} answered {to}] "),
+            (Language::En, "introduction", _) => format!("[{speaker} introduced themself] "),
+            (Language::Zh, "question", Some(to)) => format!("[{speaker}问{to}] "),
+            (Language::Zh, "answer", Some(to)) => format!("[{speaker}回答{to}] "),
+            (Language::Zh, "introduction", _) => format!("[{speaker}自我介绍] "),
+            (Language::Zh, _, _) if speaker == "host" => "[主持人] ".to_string(),
+            (_, _, _) => format!("[{speaker}] "),
+        }
+    }
+
+    /// What an agent searches its memory with before questioning `target`.
+    pub fn query_about(&self, target: &str, victims: &str) -> String {
+        match self.0 {
+            Language::En => format!("{target} timeline movements {victims}"),
+            Language::Zh => format!("{target} 时间 行踪 {victims}"),
+        }
+    }
+
+    /// What an agent searches its memory with before choosing whom to question.
+    pub fn query_suspects(&self, victims: &str) -> String {
+        match self.0 {
+            Language::En => format!("{victims} death suspicious timeline motive contradiction"),
+            Language::Zh => format!("{victims} 死亡 可疑 时间 动机 矛盾"),
+        }
+    }
+
+    /// What an agent searches its memory with before voting.
+    pub fn query_vote(&self, victims: &str) -> String {
+        match self.0 {
+            Language::En => format!("who killed {victims} motive opportunity weapon lied"),
+            Language::Zh => format!("谁杀了{victims} 动机 时机 凶器 说谎"),
+        }
+    }
+
+    /// The LLM judge's system line.
+    pub fn judge_persona(&self) -> &'static str {
+        match self.0 {
+            Language::En => "You are a strict, fair grader of quiz answers.",
+            Language::Zh => "你是一位严格而公正的答题评分员。",
+        }
+    }
+
+    /// The reveal after the vote.
+    pub fn reveal(&self, tally: &[(String, u32)], murderers: &str, civilians_won: bool) -> String {
+        match self.0 {
+            Language::En => {
+                let t = tally
+                    .iter()
+                    .map(|(p, n)| format!("{p}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let verdict = if civilians_won {
+                    "A murderer received the most votes: the civilians win."
+                } else {
+                    "The murderer escaped: the murderers win."
+                };
+                format!("The votes are: {t}. The murderer was {murderers}. {verdict}")
+            }
+            Language::Zh => {
+                let t = tally
+                    .iter()
+                    .map(|(p, n)| format!("{p}{n}票"))
+                    .collect::<Vec<_>>()
+                    .join("，");
+                let verdict = if civilians_won {
+                    "凶手得票最多：平民获胜。"
+                } else {
+                    "凶手逃脱了：凶手获胜。"
+                };
+                format!("投票结果：{t}。凶手是{murderers}。{verdict}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_names_per_language() {
+        assert_eq!(HostLines(Language::En).join(&["A", "B", "C"]), "A, B and C");
+        assert_eq!(
+            HostLines(Language::Zh).join(&["甲", "乙", "丙"]),
+            "甲、乙和丙"
+        );
+        assert_eq!(HostLines(Language::En).join(&["A"]), "A");
+    }
+}

@@ -1,0 +1,756 @@
+//! Importer of one WellPlay (PLAYER\*) script folder, "<Title> (<N> people ...)", into the canonical model.
+//!
+//! Layout (see `shared/datasets/README.md`):
+//! - `json/script_info.json`: `script_name`, `character_name` (the players, in order), `acts_num`, and the
+//!   per-act protocol settings `stage`, `open_discuss_rounds`, `keep_asking`, `privacy_discuss_rounds`
+//!   (not part of the canonical model; not imported).
+//! - `json/<Character>.json`: `script` (one text per act), `acts_goal`, `final_goal`, `acts_performance`,
+//!   `secrets`, `victims`, `kill_by_me` (0/1 per victim), `is_murderer`, `questions` (unused).
+//! - `final_result/<Character>.csv` and `final_result/FSA.csv`: multiple-choice questions with columns
+//!   `value` (a/b/c category), `type` (a single, b multiple), `question`, options `a`..`e`, `truth`.
+//!
+//! Files are found by the character names of `script_info.json`; nothing depends on a title or a name.
+//! The result is not validated here: the caller validates and reports.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{clean_text, ImportError};
+use crate::script::{
+    Category, Character, ChoiceQuestion, Culprits, Language, Role, Script, Truth, Victim,
+};
+
+/// The file of questions for the full-script-access (omniscient) evaluation.
+const FSA_FILE: &str = "FSA.csv";
+
+/// Imports the WellPlay script folder `dir`.
+pub fn import(dir: &Path) -> Result<Script, ImportError> {
+    let info_path = dir.join("json").join("script_info.json");
+    let info = read_json(&info_path)?;
+    let title = clean_text(&get_string(&info, "script_name", &info_path)?);
+    let names = get_string_list(&info, "character_name", &info_path)?;
+    if names.is_empty() {
+        return Err(format_error(
+            &info_path,
+            "character_name",
+            "a non-empty list of character names",
+        ));
+    }
+    let acts = match info.get("acts_num") {
+        None | Some(Value::Null) => 1,
+        Some(v) => as_count(v).ok_or_else(|| {
+            format_error(
+                &info_path,
+                "acts_num",
+                "a non-negative whole number of acts",
+            )
+        })?,
+    }
+    .max(1);
+
+    let mut characters = Vec::with_capacity(names.len());
+    let mut victims: Vec<Victim> = Vec::new();
+    let mut kills: Vec<(String, String)> = Vec::new(); // (victim, killer)
+    for name in &names {
+        let path = character_json_path(dir, name);
+        let c = read_character(name, &path)?;
+        for v in &c.victims {
+            if !victims.iter().any(|x| x.name == *v) {
+                victims.push(Victim {
+                    name: v.clone(),
+                    description: String::new(),
+                });
+            }
+        }
+        for v in &c.character.killed {
+            kills.push((v.clone(), name.clone()));
+        }
+        characters.push(c.character);
+    }
+    let culprits = victims
+        .iter()
+        .map(|v| Culprits {
+            victim: v.name.clone(),
+            by: kills
+                .iter()
+                .filter(|(victim, _)| *victim == v.name)
+                .map(|(_, killer)| killer.clone())
+                .collect(),
+        })
+        .collect();
+
+    let mut choice = Vec::new();
+    let results = dir.join("final_result");
+    for name in &names {
+        let path = results.join(format!("{name}.csv"));
+        choice.extend(read_questions(&path, Some(name))?);
+    }
+    choice.extend(read_questions(&results.join(FSA_FILE), None)?);
+
+    let language = detect_language(characters.iter().flat_map(|c| c.acts.iter()));
+    Ok(Script {
+        format: 1,
+        title,
+        language,
+        source: Some("wellplay".into()),
+        premise: String::new(),
+        acts,
+        victims,
+        host: None,
+        characters,
+        clues: Vec::new(),
+        truth: Truth {
+            murderer: None,
+            culprits,
+            narrative: String::new(),
+        },
+        factual: Vec::new(),
+        inferential: Vec::new(),
+        choice,
+    })
+}
+
+/// A character as read from its JSON file, with the victims it knows of.
+struct ReadCharacter {
+    character: Character,
+    victims: Vec<String>,
+}
+
+fn read_character(name: &str, path: &Path) -> Result<ReadCharacter, ImportError> {
+    let json = read_json(path)?;
+    let acts = get_texts(&json, "script", path)?
+        .iter()
+        .map(|t| clean_text(t))
+        .collect();
+    let non_empty = |texts: Vec<String>| -> Vec<String> {
+        texts
+            .iter()
+            .map(|t| clean_text(t))
+            .filter(|t| !t.is_empty())
+            .collect()
+    };
+    let mut goals = non_empty(get_texts(&json, "acts_goal", path)?);
+    goals.extend(non_empty(get_texts(&json, "final_goal", path)?));
+    let performance = non_empty(get_texts(&json, "acts_performance", path)?);
+    let secrets = non_empty(get_texts(&json, "secrets", path)?);
+
+    let victims: Vec<String> = get_string_list(&json, "victims", path)?
+        .iter()
+        .map(|v| v.trim().to_string())
+        .collect();
+    for (i, v) in victims.iter().enumerate() {
+        if v.is_empty() {
+            return Err(format_error(
+                path,
+                &format!("victims[{i}]"),
+                "a victim's name",
+            ));
+        }
+    }
+    let flags = match json.get("kill_by_me") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                as_flag(v).ok_or_else(|| format_error(path, &format!("kill_by_me[{i}]"), "0 or 1"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => {
+            return Err(format_error(
+                path,
+                "kill_by_me",
+                "a list of 0/1, one per victim",
+            ))
+        }
+    };
+    if !flags.is_empty() && flags.len() != victims.len() {
+        return Err(format_error(
+            path,
+            "kill_by_me",
+            &format!(
+                "one 0/1 per victim ({} victims, {} flags)",
+                victims.len(),
+                flags.len()
+            ),
+        ));
+    }
+    let killed = victims
+        .iter()
+        .zip(&flags)
+        .filter(|(_, &k)| k)
+        .map(|(v, _)| v.clone())
+        .collect();
+    let murderer = match json.get("is_murderer") {
+        None | Some(Value::Null) => false,
+        Some(v) => as_flag(v).ok_or_else(|| format_error(path, "is_murderer", "0 or 1"))?,
+    };
+    Ok(ReadCharacter {
+        character: Character {
+            name: name.to_string(),
+            role: if murderer {
+                Role::Murderer
+            } else {
+                Role::Civilian
+            },
+            public: String::new(),
+            story: String::new(),
+            timeline: String::new(),
+            acts,
+            secrets,
+            goals,
+            relationships: Vec::new(),
+            performance,
+            abilities: Vec::new(),
+            killed,
+        },
+        victims,
+    })
+}
+
+/// `Zh` if most letters of the texts are CJK, else `En`.
+fn detect_language<'a>(texts: impl Iterator<Item = &'a String>) -> Language {
+    let (mut cjk, mut letters) = (0usize, 0usize);
+    for c in texts.flat_map(|t| t.chars()) {
+        if crate::text::is_cjk(c) {
+            cjk += 1;
+            letters += 1;
+        } else if c.is_alphabetic() {
+            letters += 1;
+        }
+    }
+    if cjk * 2 > letters {
+        Language::Zh
+    } else {
+        Language::En
+    }
+}
+
+fn format_error(path: &Path, field: &str, expected: &str) -> ImportError {
+    ImportError::Format {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        expected: expected.to_string(),
+    }
+}
+
+/// Reads a file as UTF-8; a missing file is a format error naming the expected path.
+fn read_text(path: &Path) -> Result<String, ImportError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
+            format_error(
+                path,
+                "(file)",
+                &format!(
+                    "UTF-8 text (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format_error(
+            path,
+            "(file)",
+            "this file to exist (WellPlay layout: json/script_info.json, json/<Character>.json, \
+             final_result/<Character>.csv, final_result/FSA.csv)",
+        )),
+        Err(source) => Err(ImportError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+fn read_json(path: &Path) -> Result<Value, ImportError> {
+    let text = read_text(path)?;
+    let value: Value = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
+        .map_err(|e| format_error(path, "(file)", &format!("valid JSON ({e})")))?;
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err(format_error(path, "(file)", "a JSON object"))
+    }
+}
+
+fn get_string(json: &Value, key: &str, path: &Path) -> Result<String, ImportError> {
+    match json.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(format_error(path, key, "a string")),
+    }
+}
+
+fn get_string_list(json: &Value, key: &str, path: &Path) -> Result<Vec<String>, ImportError> {
+    match json.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok(s.clone()),
+                _ => Err(format_error(path, &format!("{key}[{i}]"), "a string")),
+            })
+            .collect(),
+        Some(_) => Err(format_error(path, key, "a list of strings")),
+    }
+}
+
+/// A text field that may be a string or a list of strings (absent → none).
+fn get_texts(json: &Value, key: &str, path: &Path) -> Result<Vec<String>, ImportError> {
+    match json.get(key) {
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        _ => get_string_list(json, key, path)
+            .map_err(|_| format_error(path, key, "a string or a list of strings")),
+    }
+}
+
+/// 0/1, true/false, or "0"/"1".
+fn as_flag(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_u64() {
+            Some(0) => Some(false),
+            Some(1) => Some(true),
+            _ => None,
+        },
+        Value::String(s) => match s.trim() {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn as_count(v: &Value) -> Option<u32> {
+    match v {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Reads one `final_result` CSV into choice questions for `character` (`None` for FSA).
+fn read_questions(
+    path: &Path,
+    character: Option<&str>,
+) -> Result<Vec<ChoiceQuestion>, ImportError> {
+    let text = read_text(path)?;
+    let records = parse_csv(&text)
+        .map_err(|e| format_error(path, &format!("line {}", e.line), &e.expected))?;
+    let mut records = records.into_iter();
+    let Some(header) = records.next() else {
+        return Ok(Vec::new());
+    };
+    let header: Vec<String> = header
+        .fields
+        .iter()
+        .map(|h| h.trim().to_ascii_lowercase())
+        .collect();
+    let column = |name: &str| -> Result<usize, ImportError> {
+        header.iter().position(|h| h == name).ok_or_else(|| {
+            format_error(
+                path,
+                &format!("header, column {name}"),
+                &format!("a column `{name}` (columns: value, type, question, a..e, truth)"),
+            )
+        })
+    };
+    let (c_value, c_type, c_question, c_truth) = (
+        column("value")?,
+        column("type")?,
+        column("question")?,
+        column("truth")?,
+    );
+    // Option columns: single letters, in header order.
+    let options: Vec<(usize, &str)> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.len() == 1 && h.as_bytes()[0].is_ascii_lowercase())
+        .map(|(i, h)| (i, h.as_str()))
+        .collect();
+
+    let mut out = Vec::new();
+    for rec in records {
+        if rec.fields.iter().all(|f| f.trim().is_empty()) {
+            continue;
+        }
+        let at = |col: &str| format!("row {}, column {col}", rec.line);
+        if rec.fields.len() > header.len() {
+            return Err(format_error(
+                path,
+                &format!("row {}", rec.line),
+                &format!(
+                    "at most {} fields, as in the header (found {}; an unquoted comma?)",
+                    header.len(),
+                    rec.fields.len()
+                ),
+            ));
+        }
+        let cell = |i: usize| rec.fields.get(i).map(String::as_str).unwrap_or("");
+        let category = match cell(c_value).trim().to_ascii_lowercase().as_str() {
+            "a" => Category::Objective,
+            "b" => Category::Reasoning,
+            "c" => Category::Relations,
+            other => {
+                return Err(format_error(
+                    path,
+                    &at("value"),
+                    &format!("a, b or c (the question's category), got \"{other}\""),
+                ))
+            }
+        };
+        let multiple = match cell(c_type).trim().to_ascii_lowercase().as_str() {
+            "a" => false,
+            "b" => true,
+            other => {
+                return Err(format_error(
+                    path,
+                    &at("type"),
+                    &format!("a (single choice) or b (multiple choice), got \"{other}\""),
+                ))
+            }
+        };
+        let mut texts: Vec<(&str, String)> = options
+            .iter()
+            .map(|&(i, letter)| (letter, clean_text(cell(i))))
+            .collect();
+        while texts.last().is_some_and(|(_, t)| t.is_empty()) {
+            texts.pop();
+        }
+        if let Some((letter, _)) = texts.iter().find(|(_, t)| t.is_empty()) {
+            return Err(format_error(
+                path,
+                &at(letter),
+                "a non-empty option (empty options may only follow the last non-empty one)",
+            ));
+        }
+        let truth = parse_truth(cell(c_truth)).ok_or_else(|| {
+            format_error(
+                path,
+                &at("truth"),
+                &format!(
+                    "one or more option letters (\"a\", \"ab\", \"a,b\"), got \"{}\"",
+                    cell(c_truth)
+                ),
+            )
+        })?;
+        out.push(ChoiceQuestion {
+            character: character.map(str::to_string),
+            category,
+            multiple,
+            question: clean_text(cell(c_question)),
+            options: texts.into_iter().map(|(_, t)| t).collect(),
+            truth,
+        });
+    }
+    Ok(out)
+}
+
+/// Parses a truth cell: letters written together ("ab") or separated by commas, spaces, semicolons,
+/// slashes or the Chinese comma. Returns upper-case letters, sorted and without repeats; `None` if the
+/// cell holds no letter or anything other than letters and separators.
+fn parse_truth(cell: &str) -> Option<Vec<String>> {
+    let mut letters: Vec<char> = Vec::new();
+    for c in cell.chars() {
+        if c.is_ascii_alphabetic() {
+            letters.push(c.to_ascii_uppercase());
+        } else if !(c.is_whitespace() || matches!(c, ',' | ';' | '/' | '，' | '、' | '；')) {
+            return None;
+        }
+    }
+    letters.sort_unstable();
+    letters.dedup();
+    if letters.is_empty() {
+        None
+    } else {
+        Some(letters.into_iter().map(String::from).collect())
+    }
+}
+
+/// One CSV record and the line it starts on (1-based).
+#[derive(Debug, PartialEq)]
+struct Record {
+    line: usize,
+    fields: Vec<String>,
+}
+
+/// A CSV syntax error.
+#[derive(Debug, PartialEq)]
+struct CsvError {
+    line: usize,
+    expected: String,
+}
+
+/// Parses RFC 4180 CSV: comma-separated fields; a field in double quotes may hold commas, line breaks and
+/// `""` for a quote. Accepts a UTF-8 BOM and LF, CRLF or CR line ends. A blank line gives a record with
+/// one empty field; no record follows the final line break.
+fn parse_csv(text: &str) -> Result<Vec<Record>, CsvError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut records = Vec::new();
+    let mut fields: Vec<String> = Vec::new();
+    let mut field = String::new();
+    let mut line = 1;
+    let mut record_line = 1;
+    let mut chars = text.chars().peekable();
+    // Whether anything of the current record has been read (so that a final line break ends no record).
+    let mut in_record = false;
+    while let Some(c) = chars.next() {
+        in_record = true;
+        match c {
+            '"' if field.is_empty() => {
+                let open_line = line;
+                loop {
+                    match chars.next() {
+                        None => {
+                            return Err(CsvError {
+                                line: open_line,
+                                expected: "a closing quote for the field opened on this line"
+                                    .into(),
+                            })
+                        }
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            field.push('"');
+                        }
+                        Some('"') => break,
+                        Some(ch) => {
+                            if ch == '\n' || (ch == '\r' && chars.peek() != Some(&'\n')) {
+                                line += 1;
+                            }
+                            field.push(ch);
+                        }
+                    }
+                }
+                match chars.peek() {
+                    None | Some(',') | Some('\n') | Some('\r') => {}
+                    Some(_) => {
+                        return Err(CsvError {
+                            line,
+                            expected: "a comma or line end after a closing quote".into(),
+                        })
+                    }
+                }
+            }
+            ',' => fields.push(std::mem::take(&mut field)),
+            '\r' | '\n' => {
+                if c == '\r' && chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                fields.push(std::mem::take(&mut field));
+                records.push(Record {
+                    line: record_line,
+                    fields: std::mem::take(&mut fields),
+                });
+                line += 1;
+                record_line = line;
+                in_record = false;
+            }
+            _ => field.push(c),
+        }
+    }
+    if in_record {
+        fields.push(field);
+        records.push(Record {
+            line: record_line,
+            fields,
+        });
+    }
+    Ok(records)
+}
+
+/// The path `import` reads a character's JSON from (for messages and tests).
+pub fn character_json_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join("json").join(format!("{name}.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(text: &str) -> Vec<Vec<String>> {
+        parse_csv(text)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.fields)
+            .collect()
+    }
+
+    fn row(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn csv_plain_rows_and_line_ends() {
+        assert_eq!(
+            fields("a,b,c\n1,2,3\n"),
+            vec![row(&["a", "b", "c"]), row(&["1", "2", "3"])]
+        );
+        assert_eq!(
+            fields("a,b\r\n1,2"),
+            vec![row(&["a", "b"]), row(&["1", "2"])]
+        );
+        assert_eq!(fields("a\r1\r"), vec![row(&["a"]), row(&["1"])]);
+        assert_eq!(fields(""), Vec::<Vec<String>>::new());
+    }
+
+    #[test]
+    fn csv_quotes_commas_and_newlines() {
+        assert_eq!(
+            fields("q,t\n\"He said \"\"no\"\", then left\",b\n"),
+            vec![row(&["q", "t"]), row(&["He said \"no\", then left", "b"])]
+        );
+        let recs = parse_csv("h1,h2\n\"line one\nline two\",x\nnext,y\n").unwrap();
+        assert_eq!(recs[1].fields, row(&["line one\nline two", "x"]));
+        assert_eq!(recs[1].line, 2);
+        assert_eq!(
+            recs[2].line, 4,
+            "line numbers count the embedded line break"
+        );
+        assert_eq!(fields("\"\",\"a,b\",\"\"\n"), vec![row(&["", "a,b", ""])]);
+        // A quote inside an unquoted field is kept as it is.
+        assert_eq!(fields("5\" gun,x\n"), vec![row(&["5\" gun", "x"])]);
+    }
+
+    #[test]
+    fn csv_bom_and_empty_trailing_columns() {
+        assert_eq!(
+            fields("\u{feff}value,a,b,c,d,e,truth\nb,x,y,,,,a\n"),
+            vec![
+                row(&["value", "a", "b", "c", "d", "e", "truth"]),
+                row(&["b", "x", "y", "", "", "", "a"])
+            ]
+        );
+        assert_eq!(fields("a,b,\n"), vec![row(&["a", "b", ""])]);
+    }
+
+    #[test]
+    fn csv_errors_name_the_line() {
+        let e = parse_csv("a\n\"open\nstill open").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = parse_csv("a\n\"x\"y,z\n").unwrap_err();
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn truth_letters_are_normalised() {
+        let t = |s: &str| parse_truth(s).map(|v| v.join(""));
+        assert_eq!(t("a").as_deref(), Some("A"));
+        assert_eq!(t("AB").as_deref(), Some("AB"));
+        assert_eq!(t("a,b").as_deref(), Some("AB"));
+        assert_eq!(t("b c").as_deref(), Some("BC"));
+        assert_eq!(t(" c, a ;b ").as_deref(), Some("ABC"));
+        assert_eq!(t("aa").as_deref(), Some("A"));
+        assert_eq!(t(""), None);
+        assert_eq!(t(" , "), None);
+        assert_eq!(t("1"), None);
+        assert_eq!(parse_truth("a,b").unwrap(), vec!["A", "B"]);
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A minimal synthetic folder (no dataset text) with names containing parentheses.
+    fn synthetic() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        write(
+            d,
+            "json/script_info.json",
+            r#"{"script_name": "T", "character_name": ["A (x)", "B"], "acts_num": 2}"#,
+        );
+        write(
+            d,
+            "json/A (x).json",
+            r#"{"script": ["One.\\nTwo.", "Three."], "acts_goal": ["", "Win."], "final_goal": "Hide.",
+                "acts_performance": [""], "secrets": "", "questions": [""], "victims": ["V"],
+                "kill_by_me": [1], "is_murderer": 1}"#,
+        );
+        write(
+            d,
+            "json/B.json",
+            r#"{"script": ["『Note』 B."], "victims": ["V", "W"], "kill_by_me": [0, 0], "is_murderer": 0,
+                "secrets": "A secret."}"#,
+        );
+        let head = "value,type,question,a,b,c,d,e,truth\n";
+        write(
+            d,
+            "final_result/A (x).csv",
+            &format!("\u{feff}{head}a,a,\"Who, then?\",A (x),B,,,,a\n"),
+        );
+        write(
+            d,
+            "final_result/B.csv",
+            &format!("{head}b,b,Which?,p,q,r,,,\"a, c\"\nc,a,Rel?,s,t,,,,b\n"),
+        );
+        write(d, "final_result/FSA.csv", head);
+        tmp
+    }
+
+    #[test]
+    fn imports_a_synthetic_folder() {
+        let tmp = synthetic();
+        let s = import(tmp.path()).unwrap();
+        assert_eq!(s.title, "T");
+        assert_eq!(s.acts, 2);
+        assert_eq!(s.language, Language::En);
+        assert_eq!(s.source.as_deref(), Some("wellplay"));
+        let a = &s.characters[0];
+        assert_eq!(a.name, "A (x)");
+        assert_eq!(a.acts, vec!["One.\nTwo.", "Three."]);
+        assert_eq!(a.goals, vec!["Win.", "Hide."]);
+        assert!(a.performance.is_empty() && a.secrets.is_empty());
+        assert_eq!(a.killed, vec!["V"]);
+        assert!(a.is_murderer());
+        assert_eq!(s.characters[1].acts, vec!["『Note』 B."]);
+        assert_eq!(s.characters[1].secrets, vec!["A secret."]);
+        let victims: Vec<_> = s.victims.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(victims, vec!["V", "W"]);
+        assert_eq!(s.truth.culprits[0].by, vec!["A (x)"]);
+        assert!(s.truth.culprits[1].by.is_empty());
+        assert_eq!(s.choice.len(), 3);
+        assert_eq!(s.choice[0].character.as_deref(), Some("A (x)"));
+        assert_eq!(s.choice[0].question, "Who, then?");
+        assert_eq!(s.choice[0].options, vec!["A (x)", "B"]);
+        assert_eq!(s.choice[0].category, Category::Objective);
+        assert!(s.choice[1].multiple);
+        assert_eq!(s.choice[1].truth, vec!["A", "C"]);
+        assert_eq!(s.choice[2].category, Category::Relations);
+    }
+
+    #[test]
+    fn missing_character_file_names_the_path() {
+        let tmp = synthetic();
+        std::fs::remove_file(tmp.path().join("json/B.json")).unwrap();
+        let err = import(tmp.path()).unwrap_err();
+        match err {
+            ImportError::Format { path, .. } => {
+                assert_eq!(path, character_json_path(tmp.path(), "B"))
+            }
+            other => panic!("expected Format, got {other}"),
+        }
+    }
+
+    #[test]
+    fn bad_rows_name_file_row_and_column() {
+        let tmp = synthetic();
+        let head = "value,type,question,a,b,c,d,e,truth\n";
+        let csv = tmp.path().join("final_result/B.csv");
+        for (body, column) in [
+            ("x,a,Q?,p,q,,,,a\n", "value"),
+            ("a,z,Q?,p,q,,,,a\n", "type"),
+            ("a,a,Q?,p,,r,,,a\n", "b"),
+            ("a,a,Q?,p,q,,,,7\n", "truth"),
+        ] {
+            std::fs::write(&csv, format!("{head}c,a,Ok?,s,t,,,,a\n{body}")).unwrap();
+            let err = import(tmp.path()).unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                msg.contains("B.csv") && msg.contains(&format!("row 3, column {column}")),
+                "{msg}"
+            );
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Imported datasets are playable, and validation reports every problem of a broken script.
+//! Tests that need `../shared/datasets` say so and pass when it is absent (a user's fresh checkout).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use sleuth::agent::AgentConfig;
+use sleuth::game::{self, GameConfig, ThinkThriceSettings};
+use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
+use sleuth::script::import::{mirage, wellplay};
+use sleuth::script::Script;
+
+fn datasets() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("skipped: ../shared/datasets not found");
+        None
+    }
+}
+
+async fn play_short(script: Script) -> game::GameResult {
+    let gw = Gateway::start(
+        Arc::new(SimulatedProvider::default()),
+        Pricing::builtin(),
+        GatewayConfig::default(),
+    )
+    .await
+    .expect("gateway");
+    let config = GameConfig {
+        game_id: "imported".into(),
+        seed: 3,
+        settings: ThinkThriceSettings {
+            rounds_before_clues: 1,
+            rounds_after_clues: 1,
+            initial_questioning: true,
+        },
+        agent: AgentConfig {
+            modules: "mr".parse().expect("modules"),
+            ..AgentConfig::default()
+        },
+        ..GameConfig::default()
+    };
+    game::play(Arc::new(script), config, gw)
+        .await
+        .expect("imported script plays")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imported_samples_play_a_thinkthrice_game() {
+    let Some(d) = datasets() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut scripts = Vec::new();
+    for name in [
+        "Desperate Sunshine (4 people closed)",
+        "Riverside Inn (4 people closed)",
+    ] {
+        scripts.push(
+            wellplay::import(&d.join("wellplay-sample").join(name)).expect("wellplay imports"),
+        );
+    }
+    let opts = mirage::MirageOptions {
+        culprits: Vec::new(),
+        truth: None,
+    };
+    scripts.push(
+        mirage::import(&d.join("mirage-sample/The Eastern Star Cruise Ship"), &opts)
+            .expect("mirage imports"),
+    );
+    for s in scripts {
+        // Through the file, as a user would: save, load (validates), play.
+        let path = dir.path().join(format!("{}.toml", s.title));
+        s.save(&path).expect("save");
+        let loaded = Script::load(&path).expect("imported script validates");
+        let players = loaded.characters.len();
+        let murderers: Vec<String> = loaded.murderers().iter().map(|m| m.to_string()).collect();
+        let r = play_short(loaded).await;
+        assert_eq!(r.votes.len(), players, "{}: everyone voted", r.script);
+        assert_eq!(r.murderers, murderers);
+        assert!(r.usage.calls > 0);
+    }
+}
+
+/// `sleuth script validate` on a deliberately broken file lists every problem with its field path.
+#[test]
+fn validate_lists_every_problem_with_field_paths() {
+    let good = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml"),
+    )
+    .expect("example");
+    let broken = good
+        .replacen(
+            "murderer = \"Edmund Hale\"",
+            "murderer = \"Nobody Here\"",
+            1,
+        )
+        .replacen("about = \"Ruth Calloway\"", "about = \"A Stranger\"", 1)
+        .replacen("name = \"Vivian Sloane\"", "name = \"Ruth Calloway\"", 1)
+        .replacen("answer = \"D\"", "answer = \"Q\"", 1)
+        .replacen(
+            "title = \"The Last Crossing of the Marigold\"",
+            "title = \"\"",
+            1,
+        );
+    assert_ne!(broken, good);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, broken).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_sleuth"))
+        .args(["script", "validate"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error:")).collect();
+    let fields: std::collections::BTreeSet<&str> = errors
+        .iter()
+        .filter_map(|l| l.split("field `").nth(1))
+        .filter_map(|r| r.split('`').next())
+        .collect();
+    assert!(
+        fields.len() >= 5,
+        "expected ≥ 5 distinct fields, got {fields:?}\n{stdout}"
+    );
+    for f in ["title", "truth.murderer", "characters[2].name"] {
+        assert!(fields.contains(f), "missing {f}: {fields:?}");
+    }
+    assert!(
+        fields
+            .iter()
+            .any(|f| f.starts_with("clues[") && f.ends_with(".about")),
+        "{fields:?}"
+    );
+    assert!(
+        fields
+            .iter()
+            .any(|f| f.starts_with("inferential[") && f.ends_with(".answer")),
+        "{fields:?}"
+    );
+    // Every line names the file, and the summary goes to stderr as one line.
+    assert!(errors.iter().all(|l| l.contains("broken.toml")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
