@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{clean_text, ImportError};
+use super::{detect_language, format_error};
 use crate::script::{Character, Clue, Culprits, Language, Role, Script, Truth, Victim};
 use crate::text::is_cjk;
 
@@ -970,32 +971,6 @@ fn starts_bounded(hay: &str, needle: &str) -> bool {
 
 // ---------------------------------------------------------------------------------------------------
 // Files and language
-
-/// `Zh` if most letters of the texts are CJK, else `En`.
-fn detect_language<'a>(texts: impl Iterator<Item = &'a String>) -> Language {
-    let (mut cjk, mut letters) = (0usize, 0usize);
-    for c in texts.flat_map(|t| t.chars()) {
-        if is_cjk(c) {
-            cjk += 1;
-            letters += 1;
-        } else if c.is_alphabetic() {
-            letters += 1;
-        }
-    }
-    if cjk * 2 > letters {
-        Language::Zh
-    } else {
-        Language::En
-    }
-}
-
-fn format_error(path: &Path, field: &str, expected: &str) -> ImportError {
-    ImportError::Format {
-        path: path.to_path_buf(),
-        field: field.to_string(),
-        expected: expected.to_string(),
-    }
-}
 
 fn read_text(path: &Path) -> Result<String, ImportError> {
     let bytes = std::fs::read(path).map_err(|source| ImportError::Read {

@@ -5,7 +5,7 @@
 pub mod mirage;
 pub mod wellplay;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a dataset could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +27,33 @@ pub enum ImportError {
     /// The imported script breaks the canonical format's rules.
     #[error(transparent)]
     Invalid(#[from] super::ScriptError),
+}
+
+/// Chinese when most letters of the texts are CJK, else English.
+pub(crate) fn detect_language<'a>(texts: impl Iterator<Item = &'a String>) -> super::Language {
+    let (mut cjk, mut letters) = (0usize, 0usize);
+    for c in texts.flat_map(|t| t.chars()) {
+        if crate::text::is_cjk(c) {
+            cjk += 1;
+            letters += 1;
+        } else if c.is_alphabetic() {
+            letters += 1;
+        }
+    }
+    if cjk * 2 > letters {
+        super::Language::Zh
+    } else {
+        super::Language::En
+    }
+}
+
+/// A layout error naming the file, the field and what was expected there.
+pub(crate) fn format_error(path: &Path, field: &str, expected: &str) -> ImportError {
+    ImportError::Format {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        expected: expected.to_string(),
+    }
 }
 
 /// Cleans a dataset text: literal `\n` sequences become line breaks, stray wrapping quotes are removed,

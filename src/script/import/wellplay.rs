@@ -17,9 +17,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{clean_text, ImportError};
-use crate::script::{
-    Category, Character, ChoiceQuestion, Culprits, Language, Role, Script, Truth, Victim,
-};
+use super::{detect_language, format_error};
+use crate::script::{Category, Character, ChoiceQuestion, Culprits, Role, Script, Truth, Victim};
 
 /// The file of questions for the full-script-access (omniscient) evaluation.
 const FSA_FILE: &str = "FSA.csv";
@@ -207,32 +206,6 @@ fn read_character(name: &str, path: &Path) -> Result<ReadCharacter, ImportError>
         },
         victims,
     })
-}
-
-/// `Zh` if most letters of the texts are CJK, else `En`.
-fn detect_language<'a>(texts: impl Iterator<Item = &'a String>) -> Language {
-    let (mut cjk, mut letters) = (0usize, 0usize);
-    for c in texts.flat_map(|t| t.chars()) {
-        if crate::text::is_cjk(c) {
-            cjk += 1;
-            letters += 1;
-        } else if c.is_alphabetic() {
-            letters += 1;
-        }
-    }
-    if cjk * 2 > letters {
-        Language::Zh
-    } else {
-        Language::En
-    }
-}
-
-fn format_error(path: &Path, field: &str, expected: &str) -> ImportError {
-    ImportError::Format {
-        path: path.to_path_buf(),
-        field: field.to_string(),
-        expected: expected.to_string(),
-    }
 }
 
 /// Reads a file as UTF-8; a missing file is a format error naming the expected path.
@@ -695,7 +668,7 @@ mod tests {
         let s = import(tmp.path()).unwrap();
         assert_eq!(s.title, "T");
         assert_eq!(s.acts, 2);
-        assert_eq!(s.language, Language::En);
+        assert_eq!(s.language, crate::script::Language::En);
         assert_eq!(s.source.as_deref(), Some("wellplay"));
         let a = &s.characters[0];
         assert_eq!(a.name, "A (x)");
