@@ -36,6 +36,17 @@ pub fn import(dir: &Path) -> Result<Script, ImportError> {
             "a non-empty list of character names",
         ));
     }
+    // Names become file names (`json/<Name>.json`): one that could leave the folder is refused rather
+    // than followed, so a crafted dataset cannot make the importer read elsewhere.
+    for (i, n) in names.iter().enumerate() {
+        if n.trim().is_empty() || n.contains(['/', '\\', '\0']) || n.starts_with('.') {
+            return Err(format_error(
+                &info_path,
+                &format!("character_name[{i}]"),
+                "a character name usable as a file name (no path separators, not starting with `.`)",
+            ));
+        }
+    }
     let acts = match info.get("acts_num") {
         None | Some(Value::Null) => 1,
         Some(v) => as_count(v).ok_or_else(|| {
@@ -550,6 +561,20 @@ mod tests {
 
     fn row(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn names_that_would_leave_the_folder_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::create_dir_all(d.join("json")).unwrap();
+        std::fs::write(
+            d.join("json/script_info.json"),
+            r#"{"script_name": "T", "character_name": ["A", "../outside"], "acts_num": 1}"#,
+        )
+        .unwrap();
+        let err = import(d).unwrap_err().to_string();
+        assert!(err.contains("character_name[1]"), "{err}");
     }
 
     #[test]
