@@ -100,6 +100,19 @@ fn check_grounded(script: &Script, report: &GenerateReport, per_character: usize
     }
 }
 
+/// Prints what was generated, for reading with `--nocapture`.
+fn dump(report: &questions::GenerateReport) {
+    for r in &report.per_character {
+        eprintln!("{r:?}");
+    }
+    for q in &report.questions {
+        eprintln!(
+            "{} | Q: {} | A: {} | S: {}",
+            q.character, q.question, q.answer, q.source
+        );
+    }
+}
+
 #[tokio::test]
 async fn night_ferry_questions_are_grounded_and_append_without_touching_the_file() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -112,15 +125,7 @@ async fn night_ferry_questions_are_grounded_and_append_without_touching_the_file
     let report = questions::generate(&script, &gw, &options(7))
         .await
         .expect("generation succeeds");
-    for r in &report.per_character {
-        eprintln!("{r:?}");
-    }
-    for q in &report.questions {
-        eprintln!(
-            "{} | Q: {} | A: {} | S: {}",
-            q.character, q.question, q.answer, q.source
-        );
-    }
+    dump(&report);
     check_grounded(&script, &report, 5);
     assert!(
         !report.questions.is_empty(),
@@ -191,15 +196,7 @@ async fn chinese_scripts_use_the_chinese_prompt_and_stay_grounded() {
     let report = questions::generate(&script, &gw, &options(11))
         .await
         .expect("runs");
-    for r in &report.per_character {
-        eprintln!("{r:?}");
-    }
-    for q in &report.questions {
-        eprintln!(
-            "{} | Q: {} | A: {} | S: {}",
-            q.character, q.question, q.answer, q.source
-        );
-    }
+    dump(&report);
     check_grounded(&script, &report, 5);
     gw.stop();
 }
