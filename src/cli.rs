@@ -13,8 +13,11 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use crate::agent::{AgentConfig, Modules, FRAMEWORK};
-use crate::game::{self, EmbedderChoice, GameConfig, GameResult, JudgeChoice, ThinkThriceSettings};
+use crate::agent::{AgentConfig, Framework, Modules};
+use crate::game::{
+    self, EmbedderChoice, GameConfig, GameResult, JudgeChoice, MirageSettings, Protocol,
+    ProtocolSettings, ThinkThriceSettings, WellPlaySettings,
+};
 use crate::llm::{
     Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SharedProvider,
     SimulatedProvider,
@@ -150,9 +153,40 @@ pub struct GenerateArgs {
 pub struct PlayArgs {
     /// The script file (TOML; see docs/script-format.md).
     pub script: PathBuf,
-    /// Agent framework. This version has `thinkthrice`.
-    #[arg(long, default_value = FRAMEWORK)]
-    pub framework: String,
+    /// Game protocol: `thinkthrice`, `wellplay` or `mirage`. Default: the protocol of the dataset the
+    /// script was imported from (WellPlay, MIRAGE), else `thinkthrice`.
+    #[arg(long)]
+    pub protocol: Option<String>,
+    /// Agent framework: `thinkthrice`, `player`, `werewolf`, `ocot`, `pp`, `op` (under the thinkthrice
+    /// and wellplay protocols) or `mirage` (under the mirage protocol). Default: `mirage` under the mirage
+    /// protocol, else `thinkthrice`.
+    #[arg(long)]
+    pub framework: Option<String>,
+    /// The murderers' framework, if different (PLAYER* keeps it fixed across the arms it compares).
+    #[arg(long)]
+    pub murderer_framework: Option<String>,
+    /// WellPlay: rounds of questioning per act (n).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// WellPlay: questions each player asks per round (m).
+    #[arg(long, default_value_t = 1)]
+    pub questions_per_round: u32,
+    /// MIRAGE: alternations of open conversation and interaction.
+    #[arg(long, default_value_t = 5)]
+    pub iterations: u32,
+    /// MIRAGE: culprits announce themselves at the start (the paper's forced-exposure setting).
+    #[arg(long)]
+    pub force_expose: bool,
+    /// MIRAGE: token cap of the script summary.
+    #[arg(long, default_value_t = 1500)]
+    pub script_summary_tokens: u32,
+    /// MIRAGE: conversation history past this many tokens is summarized.
+    #[arg(long, default_value_t = 3000)]
+    pub history_tokens: u32,
+    /// MIRAGE: release the next stage of a multi-stage script after every this many iterations (0 = spread
+    /// the stages evenly).
+    #[arg(long, default_value_t = 0)]
+    pub stage_every: u32,
     /// ThinkThrice modules: comma-separated mr, sr, sv or sv=N, or `none`.
     #[arg(long, default_value = "mr,sr,sv=3")]
     pub modules: String,
@@ -559,12 +593,6 @@ fn slug(s: &str) -> String {
 
 async fn play(a: PlayArgs) -> Result<()> {
     // Everything that can be wrong with the input is checked here, before any token is spent.
-    if a.framework != FRAMEWORK {
-        bail!(
-            "unknown framework `{}` in --framework (expected one of: {FRAMEWORK})",
-            a.framework
-        );
-    }
     let modules: Modules = a.modules.parse()?;
     let language = a
         .lang
@@ -573,6 +601,28 @@ async fn play(a: PlayArgs) -> Result<()> {
         .transpose()
         .map_err(|e| anyhow!("--lang: {e}"))?;
     let script = Arc::new(Script::load(&a.script)?);
+    let protocol: Protocol = match &a.protocol {
+        Some(p) => p.parse()?,
+        None => match script.source.as_deref() {
+            Some("wellplay") => Protocol::WellPlay,
+            Some("mirage") => Protocol::Mirage,
+            _ => Protocol::ThinkThrice,
+        },
+    };
+    let framework: Framework = match &a.framework {
+        Some(f) => f.parse().map_err(|e| anyhow!("--framework: {e}"))?,
+        None if protocol == Protocol::Mirage => Framework::Mirage,
+        None => Framework::ThinkThrice,
+    };
+    let murderer_framework: Option<Framework> = a
+        .murderer_framework
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--murderer-framework: {e}"))?;
+    if a.questions_per_round == 0 {
+        bail!("--questions-per-round must be at least 1");
+    }
     let embedder = match a.embedder.as_str() {
         "hashing" => EmbedderChoice::Hashing,
         e if e.starts_with("openai:") && e.len() > 7 => EmbedderChoice::Remote(e[7..].to_string()),
@@ -587,18 +637,18 @@ async fn play(a: PlayArgs) -> Result<()> {
         );
     }
     let (provider, model, pricing) = provider_from(&a.llm)?;
+    let arm = if framework == Framework::ThinkThrice {
+        format!("{protocol}-{}", slug(&modules.to_string()))
+    } else {
+        format!("{protocol}-{framework}")
+    };
     let out = a.out.clone().unwrap_or_else(|| {
         let stem = a
             .script
             .file_stem()
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| slug(&script.title));
-        PathBuf::from("runs").join(format!(
-            "{}-{}-s{}",
-            slug(&stem),
-            slug(&modules.to_string()),
-            a.seed
-        ))
+        PathBuf::from("runs").join(format!("{}-{arm}-s{}", slug(&stem), a.seed))
     });
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
@@ -612,18 +662,29 @@ async fn play(a: PlayArgs) -> Result<()> {
         pb
     });
     let config = GameConfig {
-        game_id: format!(
-            "{}-{}-s{}",
-            slug(&script.title),
-            slug(&modules.to_string()),
-            a.seed
-        ),
+        game_id: format!("{}-{arm}-s{}", slug(&script.title), a.seed),
         seed: a.seed,
-        settings: ThinkThriceSettings {
-            rounds_before_clues: a.rounds_before_clues,
-            rounds_after_clues: a.rounds_after_clues,
-            initial_questioning: !a.no_initial_questioning,
+        protocol: ProtocolSettings {
+            protocol,
+            thinkthrice: ThinkThriceSettings {
+                rounds_before_clues: a.rounds_before_clues,
+                rounds_after_clues: a.rounds_after_clues,
+                initial_questioning: !a.no_initial_questioning,
+            },
+            wellplay: WellPlaySettings {
+                rounds: a.rounds,
+                questions_per_round: a.questions_per_round,
+            },
+            mirage: MirageSettings {
+                iterations: a.iterations,
+                force_expose: a.force_expose,
+                script_summary_tokens: a.script_summary_tokens,
+                history_tokens: a.history_tokens,
+                stage_every: a.stage_every,
+            },
         },
+        framework,
+        murderer_framework,
         agent: AgentConfig {
             modules,
             top_k: a.top_k,
@@ -646,7 +707,8 @@ async fn play(a: PlayArgs) -> Result<()> {
         progress: progress.clone(),
         inject_panic: None,
     };
-    game::load_prompts(&script, &config)?;
+    config.check()?;
+    game::load_all_prompts(&script, &config)?;
     if let Some(addr) = a.metrics_addr {
         crate::telemetry::serve_metrics(addr)?;
     }
@@ -679,25 +741,53 @@ fn pct(x: Option<f64>) -> String {
 }
 
 fn print_summary(r: &GameResult, out: &Path) {
+    let framework = match (&r.murderer_framework, r.modules.is_empty()) {
+        (Some(m), _) => format!("{} (murderers: {m})", r.framework),
+        (None, false) => format!("{} ({})", r.framework, r.modules),
+        (None, true) => r.framework.clone(),
+    };
     println!(
-        "{} · {} ({}) · seed {} · {}/{}",
-        r.script, r.framework, r.modules, r.seed, r.provider, r.model
+        "{} · {} · {} · seed {} · {}/{}",
+        r.script, r.protocol, framework, r.seed, r.provider, r.model
     );
-    let got: u32 = r
-        .murderers
-        .iter()
-        .filter_map(|m| r.vote_counts.get(m))
-        .sum();
-    println!(
-        "Winner: {}   (murderer {} got {} of {} votes; detection accuracy {:.2})",
-        r.winner.as_str(),
-        r.murderers.join(" and "),
-        got,
-        r.votes.len(),
-        r.murderer_detection_accuracy
-    );
-    let votes: Vec<String> = r.votes.iter().map(|(v, t)| format!("{v} → {t}")).collect();
-    println!("Votes: {}", votes.join("; "));
+    if let Some(winner) = r.winner {
+        let got: u32 = r
+            .murderers
+            .iter()
+            .filter_map(|m| r.vote_counts.get(m))
+            .sum();
+        println!(
+            "Winner: {}   (murderer {} got {} of {} votes; detection accuracy {:.2})",
+            winner.as_str(),
+            r.murderers.join(" and "),
+            got,
+            r.votes.len(),
+            r.murderer_detection_accuracy
+        );
+        let votes: Vec<String> = r.votes.iter().map(|(v, t)| format!("{v} → {t}")).collect();
+        println!("Votes: {}", votes.join("; "));
+    } else {
+        println!("No game was played ({}): evaluation only.", r.framework);
+    }
+    if let Some(m) = &r.majority {
+        println!(
+            "Elimination rule: eliminated {} → {}; plurality rule → {}",
+            if m.eliminated.is_empty() {
+                "nobody".to_string()
+            } else {
+                m.eliminated.join(" and ")
+            },
+            m.majority_winner.as_str(),
+            m.plurality_winner.as_str()
+        );
+    }
+    if let Some(m) = &r.mirage {
+        let investigated: usize = m.investigated.values().map(Vec::len).sum();
+        println!(
+            "MIRAGE: Victory (reciprocal rank of the culprit) {:.3}; {} clues investigated of {}",
+            m.victory, investigated, m.clues_available
+        );
+    }
     println!();
     println!("Factual QA ({})", r.factual.judge);
     println!("  {:<8} {:>7} {:>6}", "", "acc", "n");
@@ -719,6 +809,32 @@ fn print_summary(r: &GameResult, out: &Path) {
         "Inferential accuracy: {}",
         pct(r.inferential_accuracy).trim()
     );
+    if let Some(c) = &r.choice {
+        println!();
+        println!("Multiple choice (10/5/2 points)");
+        println!(
+            "  {:<10} {:>7} {:>6} {:>9}",
+            "category", "acc", "n", "points"
+        );
+        for (cat, t) in &c.by_category {
+            println!(
+                "  {cat:<10} {:>7} {:>6} {:>4}/{:<4}",
+                pct(t.accuracy()),
+                t.questions,
+                t.points,
+                t.possible
+            );
+        }
+        println!(
+            "  {:<10} {:>7} {:>6} {:>4}/{:<4}  score {}",
+            "overall",
+            pct(c.overall.accuracy()),
+            c.overall.questions,
+            c.overall.points,
+            c.overall.possible,
+            pct(c.overall.score()).trim()
+        );
+    }
     let u = &r.usage;
     println!();
     println!(

@@ -578,7 +578,7 @@ fn parse_chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
                 .and_then(|j| j.get("schema"))
                 .cloned()
                 .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-            Some(ResponseSchema { name, schema })
+            Some(ResponseSchema::json(&name, schema))
         }
         // `json_object`, `text` or nothing: free text.
         _ => None,

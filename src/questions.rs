@@ -200,10 +200,10 @@ async fn generate_for(
             temperature: opts.temperature,
             top_p: 1.0,
             max_tokens: (200 * batch + 200).min(u32::MAX as usize) as u32,
-            schema: Some(ResponseSchema {
-                name: "factual_questions".into(),
-                schema: batch_schema(batch),
-            }),
+            schema: Some(ResponseSchema::json(
+                "factual_questions",
+                batch_schema(batch),
+            )),
             logprobs: false,
             sample: sample_index(opts.seed, &character.name, report.calls as u64),
         };

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sleuth::agent::{AgentConfig, Prompts, FRAMEWORK, PURPOSES};
-use sleuth::game::{self, GameConfig, ThinkThriceSettings};
+use sleuth::game::{self, GameConfig, ProtocolSettings, ThinkThriceSettings};
 use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
 use sleuth::script::{Language, Script};
 use sleuth::text;
@@ -80,11 +80,11 @@ async fn chinese_game_is_played_in_chinese_from_the_script() {
             modules: "mr".parse().expect("valid modules"),
             ..AgentConfig::default()
         },
-        settings: ThinkThriceSettings {
+        protocol: ProtocolSettings::thinkthrice(ThinkThriceSettings {
             rounds_before_clues: 1,
             rounds_after_clues: 1,
             initial_questioning: true,
-        },
+        }),
         ..GameConfig::default()
     };
     let r = game::play(script.clone(), config, gw)
@@ -96,7 +96,7 @@ async fn chinese_game_is_played_in_chinese_from_the_script() {
     assert_eq!(r.murderers, vec!["沈墨卿".to_string()]);
     assert_eq!(
         r.winner,
-        game::thinkthrice_winner(&r.vote_counts, &r.murderers),
+        Some(game::thinkthrice_winner(&r.vote_counts, &r.murderers)),
         "counts {:?}",
         r.vote_counts
     );

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sleuth::agent::{AgentConfig, Modules};
-use sleuth::game::{self, EmbedderChoice, GameConfig, GameError, JudgeChoice, ThinkThriceSettings};
+use sleuth::game::{
+    self, EmbedderChoice, GameConfig, GameError, JudgeChoice, ProtocolSettings, ThinkThriceSettings,
+};
 use sleuth::llm::{
     Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SimulatedProvider,
 };
@@ -24,7 +26,7 @@ fn config(modules: &str, seed: u64, settings: ThinkThriceSettings) -> GameConfig
     GameConfig {
         game_id: format!("test-{modules}-{seed}"),
         seed,
-        settings,
+        protocol: ProtocolSettings::thinkthrice(settings),
         agent: AgentConfig {
             modules: modules.parse::<Modules>().expect("valid modules"),
             ..AgentConfig::default()

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use sleuth::agent::AgentConfig;
-use sleuth::game::{self, GameConfig, ThinkThriceSettings};
+use sleuth::game::{self, GameConfig, ProtocolSettings, ThinkThriceSettings};
 use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
 use sleuth::script::import::{mirage, wellplay};
 use sleuth::script::Script;
@@ -32,11 +32,11 @@ async fn play_short(script: Script) -> game::GameResult {
     let config = GameConfig {
         game_id: "imported".into(),
         seed: 3,
-        settings: ThinkThriceSettings {
+        protocol: ProtocolSettings::thinkthrice(ThinkThriceSettings {
             rounds_before_clues: 1,
             rounds_after_clues: 1,
             initial_questioning: true,
-        },
+        }),
         agent: AgentConfig {
             modules: "mr".parse().expect("modules"),
             ..AgentConfig::default()

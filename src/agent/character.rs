@@ -12,15 +12,19 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use super::framework::Framework;
 use super::modules::Modules;
 use super::prompts::{PromptError, Prompts};
-use crate::game::Draft;
-use crate::llm::{CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, Usage};
+use super::{answers, mirage, ocot, player, werewolf};
+use crate::game::{Draft, ProtocolSettings};
+use crate::llm::{
+    CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, TokenLogprob, Usage,
+};
 use crate::memory::{MemoryError, MemoryMsg};
 use crate::script::{option_letter, Script};
 use crate::text::{self, Bm25};
 
-/// The framework name in transcripts, results and prompt paths.
+/// The default framework's name.
 pub const FRAMEWORK: &str = "thinkthrice";
 
 /// Every prompt the ThinkThrice agent renders; loaded (and checked) before the game starts.
@@ -36,7 +40,6 @@ pub const PURPOSES: &[&str] = &[
     "vote",
     "eval_factual",
     "eval_inferential",
-    "judge_factual",
 ];
 
 /// Facts kept per sub-question in Self-Refinement.
@@ -90,6 +93,12 @@ pub enum AgentError {
     Memory(#[from] MemoryError),
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// The protocol asked for something the framework does not do (the CLI refuses such pairs first).
+    #[error("the {framework} framework cannot {request}")]
+    Unsupported {
+        framework: &'static str,
+        request: &'static str,
+    },
 }
 
 impl AgentError {
@@ -111,6 +120,11 @@ pub struct Turn {
     pub target: Option<String>,
     /// For multiple-choice answers: the letter.
     pub choice: Option<String>,
+    /// For multiple-choice questions with several answers: every letter chosen.
+    pub choices: Vec<String>,
+    /// Structured results: an interaction (`{"action": "ask"|"investigate", …}`), trust and suspicion
+    /// scores, sensor readings.
+    pub data: Option<Value>,
     /// Private module steps, in order, each with the usage of the calls it made.
     pub steps: Vec<Draft>,
     /// Usage of calls not attributed to a step.
@@ -125,9 +139,40 @@ pub enum CharacterMsg {
         reply: RpcReplyPort<Result<Turn, AgentError>>,
     },
     /// Ask someone a question: `target` if given (initial questioning), else a player of the character's
-    /// choosing among `candidates`.
+    /// choosing among `candidates`. `round` is the open-questioning round (0 during introductions), so a
+    /// framework that works per round (PLAYER*'s sensors and pruner) knows when a new one starts.
     Ask {
         target: Option<String>,
+        candidates: Vec<String>,
+        round: u32,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// The next act or stage of the character's script is handed out (acts are 1-based).
+    Release {
+        act: u32,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// MIRAGE open conversation: one speech turn.
+    Converse {
+        host_line: String,
+        iteration: u32,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// MIRAGE interaction: ask one of `candidates` a question or investigate one of `clues`. The turn's
+    /// `data` says which: `{"action": "ask", "target", "question"}` or `{"action": "investigate", "clue"}`.
+    Interact {
+        candidates: Vec<String>,
+        clues: Vec<ClueChoice>,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// MIRAGE trust and suspicion: score every one of `others`. The turn's `data` holds
+    /// `{"trust": {name: score}, "suspicion": {name: score}}`, scores in 0..=1.
+    Score {
+        others: Vec<String>,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+    /// MIRAGE accusation: name one of `candidates` as the culprit.
+    Accuse {
         candidates: Vec<String>,
         reply: RpcReplyPort<Result<Turn, AgentError>>,
     },
@@ -154,11 +199,30 @@ pub enum CharacterMsg {
         options: Vec<String>,
         reply: RpcReplyPort<Result<Turn, AgentError>>,
     },
+    /// Evaluation: a WellPlay multiple-choice question; with `multiple`, every right letter must be
+    /// chosen (the turn's `choices`).
+    AnswerChoice {
+        question: String,
+        options: Vec<String>,
+        multiple: bool,
+        reply: RpcReplyPort<Result<Turn, AgentError>>,
+    },
+}
+
+/// A clue a MIRAGE character may investigate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClueChoice {
+    pub id: String,
+    /// Where or about whom it is found: what the character chooses by.
+    pub place: String,
 }
 
 /// Everything a character needs to start.
 pub struct CharacterArgs {
     pub name: String,
+    /// The framework this character plays with (murderers may have their own).
+    pub framework: Framework,
+    pub protocol: ProtocolSettings,
     pub script: Arc<Script>,
     pub config: AgentConfig,
     pub gateway: Gateway,
@@ -176,13 +240,21 @@ pub struct Character;
 /// A character's state: its script, its settings, and its call counter (which, with the game seed,
 /// makes every sample index reproducible).
 pub struct State {
-    args: CharacterArgs,
-    system: String,
-    murderer: bool,
+    pub(super) args: CharacterArgs,
+    /// The system prompt: the framework's persona and the character's script as released so far.
+    pub(super) system: String,
+    pub(super) murderer: bool,
     /// Sentences the character may draw on when refining (the murderer's secrets excluded).
-    facts: Vec<String>,
+    pub(super) facts: Vec<String>,
     calls: u64,
     requests: u64,
+    /// Acts (stages) of the script handed out so far.
+    pub(super) acts_released: u32,
+    /// Per-framework state; only the character's own framework's is used.
+    pub(super) player: player::PlayerState,
+    pub(super) werewolf: werewolf::WerewolfState,
+    pub(super) ocot: ocot::OcotState,
+    pub(super) mirage: mirage::MirageState,
 }
 
 impl Actor for Character {
@@ -199,20 +271,16 @@ impl Actor for Character {
         let c = s
             .character(&args.name)
             .ok_or_else(|| format!("no character named {}", args.name))?;
-        let cast: Vec<Value> = s
-            .characters
-            .iter()
-            .map(|c| json!({"name": c.name, "public": c.public}))
-            .collect();
-        let system = args.prompts.render(
-            "system",
-            context! {
-                name => c.name, title => s.title, murderer => c.is_murderer(), premise => s.premise,
-                victims => s.victims.iter().map(|v| json!({"name": v.name, "description": v.description})).collect::<Vec<_>>(),
-                cast => cast, story => c.story, acts => c.acts, performance => c.performance, abilities => c.abilities, timeline => c.timeline, relationships => c.relationships,
-                goals => c.goals, secrets => c.secrets,
-            },
-        )?;
+        // The no-play references see the whole script at once; playing characters get act 1 now and
+        // later acts when the host hands them out. The ThinkThrice protocol hands out everything.
+        let acts_released = if !args.framework.plays()
+            || args.protocol.protocol == crate::game::Protocol::ThinkThrice
+        {
+            s.acts.max(1)
+        } else {
+            1
+        };
+        let system = render_system(&args, acts_released)?;
         let mut facts = text::sentences(&c.story);
         facts.extend(text::sentences(&c.timeline));
         facts.extend(c.acts.iter().flat_map(|a| text::sentences(a)));
@@ -227,6 +295,11 @@ impl Actor for Character {
             facts,
             calls: 0,
             requests: 0,
+            acts_released,
+            player: Default::default(),
+            werewolf: Default::default(),
+            ocot: Default::default(),
+            mirage: Default::default(),
         })
     }
 
@@ -247,17 +320,16 @@ impl Actor for Character {
         let mut turn = TurnBuilder::default();
         match msg {
             CharacterMsg::Introduce { host_line, reply } => {
-                let r = st
-                    .respond(&mut turn, "introduce", &host_line, "host", Phase::Gameplay)
-                    .await;
+                let r = st.introduce(&mut turn, &host_line).await;
                 let _ = reply.send(r.map(|text| turn.finish(text)));
             }
             CharacterMsg::Ask {
                 target,
                 candidates,
+                round,
                 reply,
             } => {
-                let r = st.ask(&mut turn, target, &candidates).await;
+                let r = st.ask_dispatch(&mut turn, target, &candidates, round).await;
                 let _ = reply.send(r.map(|(target, q)| Turn {
                     target: Some(target),
                     ..turn.finish(q)
@@ -268,9 +340,7 @@ impl Actor for Character {
                 question,
                 reply,
             } => {
-                let r = st
-                    .respond(&mut turn, "answer", &question, &asker, Phase::Gameplay)
-                    .await;
+                let r = st.answer(&mut turn, &asker, &question).await;
                 let _ = reply.send(r.map(|text| turn.finish(text)));
             }
             CharacterMsg::Vote {
@@ -278,22 +348,81 @@ impl Actor for Character {
                 candidates,
                 reply,
             } => {
-                let r = st.vote(&mut turn, &vote_call, &candidates).await;
+                let r = st.vote_dispatch(&mut turn, &vote_call, &candidates).await;
+                let _ = reply.send(r.map(|(target, reason)| Turn {
+                    target: Some(target),
+                    ..turn.finish(reason)
+                }));
+            }
+            CharacterMsg::Release { act, reply } => {
+                let r = st.release(&mut turn, act).await;
+                let _ = reply.send(r.map(|()| turn.finish(String::new())));
+            }
+            CharacterMsg::Converse {
+                host_line,
+                iteration,
+                reply,
+            } => {
+                let r = match st.args.framework {
+                    Framework::Mirage => {
+                        mirage::converse(st, &mut turn, &host_line, iteration).await
+                    }
+                    f => Err(unsupported(f, "hold an open conversation")),
+                };
+                let _ = reply.send(r.map(|text| turn.finish(text)));
+            }
+            CharacterMsg::Interact {
+                candidates,
+                clues,
+                reply,
+            } => {
+                let r = match st.args.framework {
+                    Framework::Mirage => mirage::interact(st, &mut turn, &candidates, &clues).await,
+                    f => Err(unsupported(f, "interact with the environment")),
+                };
+                let _ = reply.send(r.map(|(text, data)| {
+                    let target = data["target"].as_str().map(str::to_string);
+                    Turn {
+                        target,
+                        data: Some(data),
+                        ..turn.finish(text)
+                    }
+                }));
+            }
+            CharacterMsg::Score { others, reply } => {
+                let r = match st.args.framework {
+                    Framework::Mirage => mirage::score(st, &mut turn, &others).await,
+                    f => Err(unsupported(f, "score trust and suspicion")),
+                };
+                let _ = reply.send(r.map(|(text, data)| Turn {
+                    data: Some(data),
+                    ..turn.finish(text)
+                }));
+            }
+            CharacterMsg::Accuse { candidates, reply } => {
+                let r = match st.args.framework {
+                    Framework::Mirage => mirage::accuse(st, &mut turn, &candidates).await,
+                    f => Err(unsupported(f, "accuse")),
+                };
                 let _ = reply.send(r.map(|(target, reason)| Turn {
                     target: Some(target),
                     ..turn.finish(reason)
                 }));
             }
             CharacterMsg::AnswerFactual { question, reply } => {
-                let r = st
-                    .respond(
-                        &mut turn,
-                        "eval_factual",
-                        &question,
-                        "evaluator",
-                        Phase::Evaluation,
-                    )
-                    .await;
+                let r = match st.args.framework {
+                    Framework::ThinkThrice => {
+                        st.respond(
+                            &mut turn,
+                            "eval_factual",
+                            &question,
+                            "evaluator",
+                            Phase::Evaluation,
+                        )
+                        .await
+                    }
+                    _ => answers::factual(st, &mut turn, &question).await,
+                };
                 let _ = reply.send(r.map(|text| turn.finish(text)));
             }
             CharacterMsg::AnswerInferential {
@@ -301,10 +430,26 @@ impl Actor for Character {
                 options,
                 reply,
             } => {
-                let r = st.inferential(&mut turn, &question, &options).await;
+                let r = match st.args.framework {
+                    Framework::ThinkThrice => st.inferential(&mut turn, &question, &options).await,
+                    _ => answers::inferential(st, &mut turn, &question, &options).await,
+                };
                 let _ = reply.send(r.map(|(letter, rationale)| Turn {
                     choice: Some(letter),
                     ..turn.finish(rationale)
+                }));
+            }
+            CharacterMsg::AnswerChoice {
+                question,
+                options,
+                multiple,
+                reply,
+            } => {
+                let r = answers::choice(st, &mut turn, &question, &options, multiple).await;
+                let _ = reply.send(r.map(|(letters, reason)| Turn {
+                    choice: letters.first().cloned(),
+                    choices: letters,
+                    ..turn.finish(reason)
                 }));
             }
         }
@@ -312,60 +457,104 @@ impl Actor for Character {
     }
 }
 
+fn unsupported(f: Framework, request: &'static str) -> AgentError {
+    AgentError::Unsupported {
+        framework: f.as_str(),
+        request,
+    }
+}
+
+/// Renders the framework's system prompt: persona, rules and the character's script up to act `acts`.
+/// Every framework's `system.j2` gets the same variables; the omniscient reference (OP) also uses
+/// `everyone`, every character's script.
+pub(super) fn render_system(args: &CharacterArgs, acts: u32) -> Result<String, AgentError> {
+    let s = &args.script;
+    let c = s
+        .character(&args.name)
+        .ok_or_else(|| unsupported(args.framework, "play a character the script does not have"))?;
+    let cast: Vec<Value> = s
+        .characters
+        .iter()
+        .map(|c| json!({"name": c.name, "public": c.public}))
+        .collect();
+    let shown = acts.max(1) as usize;
+    let released: Vec<&String> = c.acts.iter().take(shown).collect();
+    let everyone: Vec<Value> = s
+        .characters
+        .iter()
+        .map(|o| {
+            json!({
+                "name": o.name, "public": o.public, "story": o.story, "timeline": o.timeline,
+                "acts": o.acts, "secrets": o.secrets, "relationships": o.relationships,
+                "murderer": o.is_murderer(),
+            })
+        })
+        .collect();
+    Ok(args.prompts.render(
+        "system",
+        context! {
+            name => c.name, title => s.title, murderer => c.is_murderer(), premise => s.premise,
+            victims => s.victims.iter().map(|v| json!({"name": v.name, "description": v.description})).collect::<Vec<_>>(),
+            cast => cast, story => c.story, acts => released, performance => c.performance,
+            abilities => c.abilities, timeline => c.timeline, relationships => c.relationships,
+            goals => c.goals, secrets => c.secrets, everyone => everyone,
+            protocol => args.protocol.protocol.as_str(),
+            force_expose => args.protocol.mirage.force_expose,
+        },
+    )?)
+}
+
 /// Collects a turn's steps and attributes usage: a step takes the usage accrued since the last step.
 #[derive(Default)]
-struct TurnBuilder {
+pub(super) struct TurnBuilder {
     steps: Vec<Draft>,
     pending: Usage,
 }
 
 impl TurnBuilder {
-    fn spend(&mut self, u: Usage) {
+    pub(super) fn spend(&mut self, u: Usage) {
         self.pending += u;
     }
 
-    fn step(&mut self, kind: &str, speaker: &str, text: String, data: Option<Value>) {
+    pub(super) fn step(&mut self, kind: &str, speaker: &str, text: String, data: Option<Value>) {
         let mut d = Draft::private(kind, speaker, &[speaker], text)
             .with_usage(std::mem::take(&mut self.pending));
         d.data = data;
         self.steps.push(d);
     }
 
-    fn finish(&mut self, text: String) -> Turn {
+    pub(super) fn finish(&mut self, text: String) -> Turn {
         Turn {
             text,
-            target: None,
-            choice: None,
             steps: std::mem::take(&mut self.steps),
             usage: std::mem::take(&mut self.pending),
+            ..Turn::default()
         }
     }
 }
 
-fn schema(name: &str, schema: Value) -> ResponseSchema {
-    ResponseSchema {
-        name: name.to_string(),
-        schema,
-    }
+/// A JSON response schema with a name (the call purpose).
+pub(super) fn schema(name: &str, schema: Value) -> ResponseSchema {
+    ResponseSchema::json(name, schema)
 }
 
 impl State {
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         &self.args.name
     }
 
-    fn tags(&self, phase: Phase, purpose: &str) -> CallTags {
+    pub(super) fn tags(&self, phase: Phase, purpose: &str) -> CallTags {
         CallTags {
             game: self.args.game_id.clone(),
             agent: self.args.name.clone(),
-            framework: FRAMEWORK.to_string(),
+            framework: self.args.framework.as_str().to_string(),
             phase,
             purpose: purpose.to_string(),
         }
     }
 
     /// The sample index of the next call: a hash of (game seed, agent, call number).
-    fn next_sample(&mut self) -> u64 {
+    pub(super) fn next_sample(&mut self) -> u64 {
         let mut h = Sha256::new();
         h.update(self.args.seed.to_le_bytes());
         h.update(self.args.name.as_bytes());
@@ -375,7 +564,7 @@ impl State {
         u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
     }
 
-    async fn call(
+    pub(super) async fn call(
         &mut self,
         turn: &mut TurnBuilder,
         purpose: &str,
@@ -384,6 +573,24 @@ impl State {
         schema: Option<ResponseSchema>,
         phase: Phase,
     ) -> Result<(String, Option<Value>), AgentError> {
+        self.call_full(turn, purpose, user, max_tokens, schema, phase, false)
+            .await
+            .map(|(text, json, _)| (text, json))
+    }
+
+    /// One call through the gateway with the character's system prompt; with `logprobs`, the token
+    /// log-probabilities come back too when the provider reports them.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn call_full(
+        &mut self,
+        turn: &mut TurnBuilder,
+        purpose: &str,
+        user: String,
+        max_tokens: u32,
+        schema: Option<ResponseSchema>,
+        phase: Phase,
+        logprobs: bool,
+    ) -> Result<(String, Option<Value>, Option<Vec<TokenLogprob>>), AgentError> {
         let c = &self.args.config;
         let req = ChatRequest {
             model: c.model.clone(),
@@ -392,14 +599,14 @@ impl State {
             top_p: c.top_p,
             max_tokens,
             schema,
-            logprobs: false,
+            logprobs,
             sample: self.next_sample(),
         };
         let tags = self.tags(phase, purpose);
         match self.args.gateway.chat(req, tags).await {
             Ok(out) => {
                 turn.spend(out.usage);
-                Ok((out.response.content, out.json))
+                Ok((out.response.content, out.json, out.response.logprobs))
             }
             Err(e) => {
                 turn.spend(e.usage());
@@ -410,7 +617,7 @@ impl State {
 
     /// With MR on: the agent's top-k memories for `query`, rendered as a prompt block, and a private
     /// `memory_recall` step. With MR off: an empty block (the agent is memoryless).
-    async fn recall(
+    pub(super) async fn recall(
         &mut self,
         turn: &mut TurnBuilder,
         query: &str,
@@ -418,6 +625,28 @@ impl State {
     ) -> Result<String, AgentError> {
         if !self.args.config.modules.mr {
             return Ok(String::new());
+        }
+        let texts = self.recall_texts(turn, query, phase).await?;
+        Ok(self
+            .args
+            .prompts
+            .render("memory", context! { records => texts })?)
+    }
+
+    /// The agent's top-k records for `query` as plain texts, recorded as a private `memory_recall` step.
+    /// Empty for a memoryless agent: ThinkThrice without MR, and the no-play references.
+    pub(super) async fn recall_texts(
+        &mut self,
+        turn: &mut TurnBuilder,
+        query: &str,
+        phase: Phase,
+    ) -> Result<Vec<String>, AgentError> {
+        let memoryless = match self.args.framework {
+            Framework::ThinkThrice => !self.args.config.modules.mr,
+            f => !f.plays(),
+        };
+        if memoryless {
+            return Ok(Vec::new());
         }
         let tags = self.tags(phase, "memory_query");
         let name = self.name().to_string();
@@ -450,15 +679,117 @@ impl State {
             texts.join("\n"),
             Some(json!({ "query": query, "events": events })),
         );
-        Ok(self
+        Ok(texts)
+    }
+
+    /// Everything this character has seen since event `after`, in order (MIRAGE reads the whole
+    /// conversation rather than a top-k).
+    pub(super) async fn history(
+        &self,
+        after: Option<u64>,
+    ) -> Result<Vec<crate::memory::Recalled>, AgentError> {
+        let agent = self.name().to_string();
+        match self
             .args
-            .prompts
-            .render("memory", context! { records => texts })?)
+            .memory
+            .call(
+                |reply| MemoryMsg::History {
+                    agent,
+                    after,
+                    reply,
+                },
+                None,
+            )
+            .await
+        {
+            Ok(ractor::rpc::CallResult::Success(x)) => Ok(x),
+            _ => Err(MemoryError::Unavailable.into()),
+        }
+    }
+
+    /// A self-introduction on the host's request.
+    async fn introduce(
+        &mut self,
+        turn: &mut TurnBuilder,
+        host_line: &str,
+    ) -> Result<String, AgentError> {
+        match self.args.framework {
+            Framework::ThinkThrice => {
+                self.respond(turn, "introduce", host_line, "host", Phase::Gameplay)
+                    .await
+            }
+            Framework::Player => player::introduce(self, turn, host_line).await,
+            Framework::Werewolf => werewolf::introduce(self, turn, host_line).await,
+            Framework::Ocot => ocot::introduce(self, turn, host_line).await,
+            Framework::Mirage => mirage::converse(self, turn, host_line, 0).await,
+            f => Err(unsupported(f, "introduce itself")),
+        }
+    }
+
+    async fn ask_dispatch(
+        &mut self,
+        turn: &mut TurnBuilder,
+        target: Option<String>,
+        candidates: &[String],
+        round: u32,
+    ) -> Result<(String, String), AgentError> {
+        match self.args.framework {
+            Framework::ThinkThrice => self.ask(turn, target, candidates).await,
+            Framework::Player => player::ask(self, turn, target, candidates, round).await,
+            Framework::Werewolf => werewolf::ask(self, turn, target, candidates, round).await,
+            Framework::Ocot => ocot::ask(self, turn, target, candidates, round).await,
+            f => Err(unsupported(f, "ask questions")),
+        }
+    }
+
+    async fn answer(
+        &mut self,
+        turn: &mut TurnBuilder,
+        asker: &str,
+        question: &str,
+    ) -> Result<String, AgentError> {
+        match self.args.framework {
+            Framework::ThinkThrice => {
+                self.respond(turn, "answer", question, asker, Phase::Gameplay)
+                    .await
+            }
+            Framework::Player => player::answer(self, turn, asker, question).await,
+            Framework::Werewolf => werewolf::answer(self, turn, asker, question).await,
+            Framework::Ocot => ocot::answer(self, turn, asker, question).await,
+            Framework::Mirage => mirage::answer(self, turn, asker, question).await,
+            f => Err(unsupported(f, "answer in the game")),
+        }
+    }
+
+    async fn vote_dispatch(
+        &mut self,
+        turn: &mut TurnBuilder,
+        vote_call: &str,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        match self.args.framework {
+            Framework::ThinkThrice => self.vote(turn, vote_call, candidates).await,
+            Framework::Player => player::vote(self, turn, vote_call, candidates).await,
+            Framework::Werewolf => werewolf::vote(self, turn, vote_call, candidates).await,
+            Framework::Ocot => ocot::vote(self, turn, vote_call, candidates).await,
+            Framework::Mirage => mirage::vote(self, turn, vote_call, candidates).await,
+            f => Err(unsupported(f, "vote")),
+        }
+    }
+
+    /// Act `act` is handed out: the system prompt now includes it. MIRAGE also re-summarizes.
+    async fn release(&mut self, turn: &mut TurnBuilder, act: u32) -> Result<(), AgentError> {
+        self.acts_released = self.acts_released.max(act);
+        self.system = render_system(&self.args, self.acts_released)?;
+        if self.args.framework == Framework::Mirage {
+            mirage::released(self, turn, act).await?;
+        }
+        Ok(())
     }
 
     /// Answers a question through the ThinkThrice pipeline: draft (with memory), then Self-Refinement,
     /// then Self-Verification with up to N attempts, keeping the best attempt.
-    async fn respond(
+    pub(super) async fn respond(
         &mut self,
         turn: &mut TurnBuilder,
         purpose: &str,
@@ -569,7 +900,7 @@ impl State {
 
     /// The script sentences most relevant to the question and each sub-question (lexical retrieval over
     /// the agent's own script; the paper leaves the retriever open).
-    fn script_facts(&self, question: &str, subs: &[String]) -> Vec<String> {
+    pub(super) fn script_facts(&self, question: &str, subs: &[String]) -> Vec<String> {
         let index = Bm25::new(&self.facts);
         let mut out: Vec<String> = Vec::new();
         for q in std::iter::once(question).chain(subs.iter().map(String::as_str)) {
@@ -739,7 +1070,7 @@ impl State {
     /// the shape of asking, voting and multiple choice. The gateway has already checked the choice is one
     /// of the allowed values.
     #[allow(clippy::too_many_arguments)]
-    async fn pick(
+    pub(super) async fn pick(
         &mut self,
         turn: &mut TurnBuilder,
         purpose: &str,
@@ -765,11 +1096,11 @@ impl State {
         Ok((chosen, v[text_key].as_str().unwrap_or_default().to_string()))
     }
 
-    fn lines(&self) -> crate::game::HostLines {
+    pub(super) fn lines(&self) -> crate::game::HostLines {
         crate::game::HostLines(self.args.script.language)
     }
 
-    fn victim_names(&self) -> String {
+    pub(super) fn victim_names(&self) -> String {
         let names: Vec<&str> = self
             .args
             .script

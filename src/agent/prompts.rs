@@ -4,173 +4,18 @@
 //! replaced wholesale with `--prompts-dir`. Rendering is strict: a variable the code does not pass is an
 //! error, never an empty string, so a typo in a template cannot silently blank out an agent's script.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use crate::script::Language;
 
-/// Templates compiled into the binary: (framework, language, purpose, source).
-const BUILTIN: &[(&str, &str, &str, &str)] = &[
-    (
-        "thinkthrice",
-        "en",
-        "system",
-        include_str!("../../prompts/thinkthrice/en/system.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "memory",
-        include_str!("../../prompts/thinkthrice/en/memory.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "introduce",
-        include_str!("../../prompts/thinkthrice/en/introduce.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "ask",
-        include_str!("../../prompts/thinkthrice/en/ask.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "answer",
-        include_str!("../../prompts/thinkthrice/en/answer.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "sr_decompose",
-        include_str!("../../prompts/thinkthrice/en/sr_decompose.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "sr_refine",
-        include_str!("../../prompts/thinkthrice/en/sr_refine.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "sv_check",
-        include_str!("../../prompts/thinkthrice/en/sv_check.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "vote",
-        include_str!("../../prompts/thinkthrice/en/vote.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "eval_factual",
-        include_str!("../../prompts/thinkthrice/en/eval_factual.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "eval_inferential",
-        include_str!("../../prompts/thinkthrice/en/eval_inferential.j2"),
-    ),
-    (
-        "thinkthrice",
-        "en",
-        "judge_factual",
-        include_str!("../../prompts/thinkthrice/en/judge_factual.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "system",
-        include_str!("../../prompts/thinkthrice/zh/system.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "memory",
-        include_str!("../../prompts/thinkthrice/zh/memory.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "introduce",
-        include_str!("../../prompts/thinkthrice/zh/introduce.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "ask",
-        include_str!("../../prompts/thinkthrice/zh/ask.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "answer",
-        include_str!("../../prompts/thinkthrice/zh/answer.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "sr_decompose",
-        include_str!("../../prompts/thinkthrice/zh/sr_decompose.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "sr_refine",
-        include_str!("../../prompts/thinkthrice/zh/sr_refine.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "sv_check",
-        include_str!("../../prompts/thinkthrice/zh/sv_check.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "vote",
-        include_str!("../../prompts/thinkthrice/zh/vote.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "eval_factual",
-        include_str!("../../prompts/thinkthrice/zh/eval_factual.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "eval_inferential",
-        include_str!("../../prompts/thinkthrice/zh/eval_inferential.j2"),
-    ),
-    (
-        "thinkthrice",
-        "zh",
-        "judge_factual",
-        include_str!("../../prompts/thinkthrice/zh/judge_factual.j2"),
-    ),
-    (
-        "generate",
-        "en",
-        "factual",
-        include_str!("../../prompts/generate/en/factual.j2"),
-    ),
-    (
-        "generate",
-        "zh",
-        "factual",
-        include_str!("../../prompts/generate/zh/factual.j2"),
-    ),
-];
+// Templates compiled into the binary: (framework, language, purpose, source), one row per file under
+// `prompts/` (see build.rs).
+include!(concat!(env!("OUT_DIR"), "/builtin_prompts.rs"));
 
 /// Why prompts could not be loaded or rendered.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -190,12 +35,18 @@ pub enum PromptError {
     Template { name: String, message: String },
 }
 
-/// The templates of one framework and language, compiled once per run.
+/// The templates one agent (or judge, or generator) renders, compiled once per run.
+///
+/// A set can hold several template groups (a framework's gameplay prompts and the shared evaluation
+/// prompts); purposes are unique across the groups, so callers render by purpose alone.
 #[derive(Debug)]
 pub struct Prompts {
     env: Environment<'static>,
-    framework: String,
+    /// Purpose → the file it came from (for error messages).
+    paths: BTreeMap<String, String>,
     lang: String,
+    /// Purposes rendered so far: lets tests prove that every template renders with what the code passes.
+    rendered: Mutex<BTreeSet<String>>,
 }
 
 impl Prompts {
@@ -207,51 +58,68 @@ impl Prompts {
         dir: Option<&Path>,
         purposes: &[&str],
     ) -> Result<Prompts, PromptError> {
+        Prompts::load_groups(lang, dir, &[(framework, purposes)])
+    }
+
+    /// Loads several groups of templates, `(framework directory, purposes)`, into one set.
+    pub fn load_groups(
+        lang: Language,
+        dir: Option<&Path>,
+        groups: &[(&str, &[&str])],
+    ) -> Result<Prompts, PromptError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_trim_blocks(false);
         let lang = lang.code();
-        let mut sources = BTreeMap::new();
-        for purpose in purposes {
-            let rel = format!("{framework}/{lang}/{purpose}.j2");
-            let src = match dir {
-                Some(d) => {
-                    let path = d.join(&rel);
-                    std::fs::read_to_string(&path).map_err(|e| PromptError::Read {
-                        path,
+        let mut paths = BTreeMap::new();
+        for (framework, purposes) in groups {
+            for purpose in *purposes {
+                let rel = format!("{framework}/{lang}/{purpose}.j2");
+                let src = match dir {
+                    Some(d) => {
+                        let path = d.join(&rel);
+                        std::fs::read_to_string(&path).map_err(|e| PromptError::Read {
+                            path,
+                            message: e.to_string(),
+                        })?
+                    }
+                    None => builtin(framework, lang, purpose)
+                        .map(str::to_string)
+                        .ok_or_else(|| PromptError::Missing {
+                            framework: framework.to_string(),
+                            lang: lang.into(),
+                            purpose: purpose.to_string(),
+                            path: format!("prompts/{rel}"),
+                        })?,
+                };
+                env.add_template_owned(purpose.to_string(), src)
+                    .map_err(|e| PromptError::Template {
+                        name: rel.clone(),
                         message: e.to_string(),
-                    })?
-                }
-                None => BUILTIN
-                    .iter()
-                    .find(|(f, l, p, _)| *f == framework && *l == lang && p == purpose)
-                    .map(|(_, _, _, s)| s.to_string())
-                    .ok_or_else(|| PromptError::Missing {
-                        framework: framework.into(),
-                        lang: lang.into(),
-                        purpose: purpose.to_string(),
-                        path: format!("prompts/{rel}"),
-                    })?,
-            };
-            sources.insert(purpose.to_string(), src);
-        }
-        for (name, src) in sources {
-            env.add_template_owned(name.clone(), src)
-                .map_err(|e| PromptError::Template {
-                    name: format!("{framework}/{lang}/{name}.j2"),
-                    message: e.to_string(),
-                })?;
+                    })?;
+                paths.insert(purpose.to_string(), rel);
+            }
         }
         Ok(Prompts {
             env,
-            framework: framework.into(),
+            paths,
             lang: lang.into(),
+            rendered: Mutex::new(BTreeSet::new()),
         })
+    }
+
+    /// The language code of this set (`en`, `zh`).
+    pub fn lang(&self) -> &str {
+        &self.lang
     }
 
     /// Renders a template with the given variables.
     pub fn render<S: Serialize>(&self, purpose: &str, vars: S) -> Result<String, PromptError> {
-        let name = format!("{}/{}/{purpose}.j2", self.framework, self.lang);
+        let name = self
+            .paths
+            .get(purpose)
+            .cloned()
+            .unwrap_or_else(|| format!("{purpose} (not loaded)"));
         let t = self
             .env
             .get_template(purpose)
@@ -263,8 +131,29 @@ impl Prompts {
             name,
             message: e.to_string(),
         })?;
+        if let Ok(mut r) = self.rendered.lock() {
+            r.insert(purpose.to_string());
+        }
         Ok(out.trim().to_string())
     }
+
+    /// Purposes loaded into this set.
+    pub fn purposes(&self) -> Vec<String> {
+        self.paths.keys().cloned().collect()
+    }
+
+    /// Purposes rendered at least once so far.
+    pub fn rendered(&self) -> BTreeSet<String> {
+        self.rendered.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+/// The built-in source of a template, if the binary carries one.
+pub fn builtin(framework: &str, lang: &str, purpose: &str) -> Option<&'static str> {
+    BUILTIN
+        .iter()
+        .find(|(f, l, p, _)| *f == framework && *l == lang && *p == purpose)
+        .map(|(_, _, _, s)| *s)
 }
 
 #[cfg(test)]

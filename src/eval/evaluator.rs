@@ -13,7 +13,9 @@ use serde_json::json;
 
 use super::judge::Judge;
 use crate::agent::CharacterMsg;
-use crate::game::{request_turn, Draft, FactualScores, GameError, Transcript};
+use crate::game::{
+    choice_correct, request_turn, ChoiceScores, Draft, FactualScores, GameError, Transcript,
+};
 use crate::script::{option_letter, Script};
 
 /// What evaluation found.
@@ -21,6 +23,8 @@ use crate::script::{option_letter, Script};
 pub struct EvalReport {
     pub factual: FactualScores,
     pub inferential_accuracy: Option<f64>,
+    /// WellPlay multiple choice, when the script has questions for the players.
+    pub choice: Option<ChoiceScores>,
 }
 
 /// Messages to the evaluator.
@@ -168,6 +172,7 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
             )?;
         }
     }
+    let choice = choice_questions(st, t).await?;
     let acc = |c: &str| {
         tallies
             .get(c)
@@ -192,5 +197,60 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
     Ok(EvalReport {
         factual,
         inferential_accuracy: (inf_total > 0).then(|| inf_correct as f64 / inf_total as f64),
+        choice,
     })
+}
+
+/// Asks every agent the WellPlay multiple-choice questions written for its character and scores them
+/// (10/5/2 points by category; a multiple-answer question counts only when every true letter and
+/// nothing else is chosen).
+async fn choice_questions(
+    st: &EvaluatorArgs,
+    t: &mut Transcript,
+) -> Result<Option<ChoiceScores>, GameError> {
+    let mut scores = ChoiceScores::default();
+    for (name, actor) in &st.characters {
+        for (qi, q) in st.script.choice.iter().enumerate() {
+            if q.character.as_deref() != Some(name.as_str()) {
+                continue;
+            }
+            let (question, options, multiple) = (q.question.clone(), q.options.clone(), q.multiple);
+            let mut turn = request_turn(actor, name, |reply| CharacterMsg::AnswerChoice {
+                question,
+                options,
+                multiple,
+                reply,
+            })
+            .await?;
+            for step in std::mem::take(&mut turn.steps) {
+                push(st, t, step)?;
+            }
+            let correct = choice_correct(&turn.choices, &q.truth);
+            let points = q.category.points();
+            scores
+                .by_category
+                .entry(q.category.as_str().to_string())
+                .or_default()
+                .add(correct, points);
+            scores.overall.add(correct, points);
+            scores
+                .by_agent
+                .entry(name.clone())
+                .or_default()
+                .add(correct, points);
+            let data = json!({
+                "question": qi, "category": q.category.as_str(), "multiple": q.multiple,
+                "chosen": turn.choices, "truth": q.truth, "correct": correct,
+                "points": if correct { points } else { 0 }, "possible": points,
+            });
+            push(
+                st,
+                t,
+                Draft::private("choice_answer", name, &[name], turn.text.clone())
+                    .with_usage(turn.usage)
+                    .with_data(data),
+            )?;
+        }
+    }
+    Ok((scores.overall.questions > 0).then_some(scores))
 }

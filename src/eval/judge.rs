@@ -81,10 +81,10 @@ impl Judge {
                     temperature: 0.0,
                     top_p: 1.0,
                     max_tokens: 20,
-                    schema: Some(ResponseSchema {
-                        name: "judgement".into(),
-                        schema: json!({"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": false}),
-                    }),
+                    schema: Some(ResponseSchema::json(
+                        "judgement",
+                        json!({"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": false}),
+                    )),
                     logprobs: false,
                     sample: seq,
                 };

@@ -1,9 +1,11 @@
 //! The host: a non-player that drives the game with pre-set lines (ThinkThrice rule 5).
 //!
-//! The ThinkThrice protocol as a stage machine (PROTOCOLS.md §2): script distribution, self-introductions
-//! with initial questioning, N open rounds, clue cards, M open rounds, an anonymous vote, the reveal.
-//! The host is the transcript's only writer during play: it publishes every event in order and feeds the
-//! memory index before the next agent acts, which is what makes a game reproducible.
+//! This file holds the host actor, the steps every protocol shares (publishing events, a question and
+//! its answer, a round of votes) and the ThinkThrice protocol as a stage machine (PROTOCOLS.md §2):
+//! script distribution, self-introductions with initial questioning, N open rounds, clue cards, M open
+//! rounds, an anonymous vote, the reveal. The WellPlay and MIRAGE protocols live in `wellplay.rs` and
+//! `mirage.rs`. The host is the transcript's only writer during play: it publishes every event in order
+//! and feeds the memory index before the next agent acts, which is what makes a game reproducible.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,9 +15,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::result::{tally, thinkthrice_winner, Winner};
+use super::result::{tally, thinkthrice_winner, MajorityOutcome, MirageOutcome, Winner};
 use super::transcript::{Draft, Transcript, Visibility};
-use super::{GameError, HostLines};
+use super::{GameError, HostLines, Protocol, ProtocolSettings};
 use crate::agent::{AgentError, CharacterMsg, Turn};
 use crate::llm::{CallTags, Phase};
 use crate::memory::MemoryMsg;
@@ -44,11 +46,14 @@ impl Default for ThinkThriceSettings {
 }
 
 /// What the host hands back after the vote.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PlayOutcome {
     pub votes: BTreeMap<String, String>,
     pub counts: BTreeMap<String, u32>,
-    pub winner: Winner,
+    /// `None` when nothing was played (PP and OP).
+    pub winner: Option<Winner>,
+    pub majority: Option<MajorityOutcome>,
+    pub mirage: Option<MirageOutcome>,
 }
 
 /// Messages to the host.
@@ -66,7 +71,9 @@ pub struct HostArgs {
     pub script: Arc<Script>,
     pub characters: Vec<(String, ActorRef<CharacterMsg>)>,
     pub memory: ActorRef<MemoryMsg>,
-    pub settings: ThinkThriceSettings,
+    pub protocol: ProtocolSettings,
+    /// False for the no-play references: the host hands out the scripts and stops.
+    pub plays: bool,
     pub game_id: String,
     pub progress: Option<indicatif::ProgressBar>,
 }
@@ -107,14 +114,15 @@ impl Actor for Host {
     }
 }
 
-/// One play-through: the host's settings and the transcript being written.
-struct Run<'a> {
-    args: &'a HostArgs,
-    transcript: Transcript,
+/// One play-through: the host's settings and the transcript being written. Protocols are written as
+/// functions over a `Run`.
+pub(crate) struct Run<'a> {
+    pub(super) args: &'a HostArgs,
+    pub(super) transcript: Transcript,
 }
 
 impl Run<'_> {
-    fn names(&self) -> Vec<String> {
+    pub(super) fn names(&self) -> Vec<String> {
         self.args
             .characters
             .iter()
@@ -122,7 +130,7 @@ impl Run<'_> {
             .collect()
     }
 
-    fn actor(&self, name: &str) -> Result<&ActorRef<CharacterMsg>, GameError> {
+    pub(super) fn actor(&self, name: &str) -> Result<&ActorRef<CharacterMsg>, GameError> {
         self.args
             .characters
             .iter()
@@ -131,11 +139,11 @@ impl Run<'_> {
             .ok_or_else(|| GameError::Protocol(format!("no player named {name}")))
     }
 
-    fn lines(&self) -> HostLines {
+    pub(super) fn lines(&self) -> HostLines {
         HostLines(self.args.script.language)
     }
 
-    fn victims(&self) -> String {
+    pub(super) fn victims(&self) -> String {
         let names: Vec<&str> = self
             .args
             .script
@@ -147,7 +155,7 @@ impl Run<'_> {
     }
 
     /// Appends an event; observations players can remember are indexed into their memories first.
-    async fn publish(&mut self, stage: &str, mut d: Draft) -> Result<u64, GameError> {
+    pub(super) async fn publish(&mut self, stage: &str, mut d: Draft) -> Result<u64, GameError> {
         // Agents remember what players said and the clue cards. The host's procedural lines carry no
         // facts (the premise is in every agent's script), and the reveal must not reach evaluation.
         let memorable = matches!(
@@ -165,7 +173,7 @@ impl Run<'_> {
             let tags = CallTags {
                 game: self.args.game_id.clone(),
                 agent: "memory".into(),
-                framework: crate::agent::FRAMEWORK.into(),
+                framework: "memory".into(),
                 phase: Phase::Gameplay,
                 purpose: "memory_index".into(),
             };
@@ -201,7 +209,7 @@ impl Run<'_> {
     }
 
     /// Publishes a character's private module steps, then the public event built from its turn.
-    async fn publish_turn(
+    pub(super) async fn publish_turn(
         &mut self,
         stage: &str,
         turn: &mut Turn,
@@ -214,7 +222,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    async fn request(
+    pub(super) async fn request(
         &self,
         who: &str,
         make: impl FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
@@ -222,7 +230,7 @@ impl Run<'_> {
         super::request_turn(self.actor(who)?, who, make).await
     }
 
-    async fn host_says(
+    pub(super) async fn host_says(
         &mut self,
         stage: &str,
         to: Option<&str>,
@@ -233,22 +241,38 @@ impl Run<'_> {
             .map(|_| ())
     }
 
-    fn stage_started(&self, stage: &str) -> Instant {
+    pub(super) fn stage_started(&self, stage: &str) -> Instant {
         if let Some(pb) = &self.args.progress {
             pb.set_message(stage.to_string());
         }
         Instant::now()
     }
 
-    fn stage_done(&self, stage: &str, started: Instant) {
+    pub(super) fn stage_done(&self, stage: &str, started: Instant) {
         let stage_label = stage
             .trim_end_matches(|c: char| c.is_ascii_digit() || c == '_')
             .to_string();
-        metrics::histogram!(tm::STAGE_DURATION, "protocol" => "thinkthrice", "stage" => stage_label).record(started.elapsed().as_secs_f64());
+        metrics::histogram!(tm::STAGE_DURATION, "protocol" => self.args.protocol.protocol.as_str(), "stage" => stage_label).record(started.elapsed().as_secs_f64());
     }
 
     async fn play(&mut self) -> Result<PlayOutcome, GameError> {
-        let s = self.args.settings;
+        if !self.args.plays {
+            // PP and OP: the scripts are handed out and the game goes straight to evaluation.
+            self.distribute().await?;
+            self.transcript.flush()?;
+            return Ok(PlayOutcome::default());
+        }
+        let outcome = match self.args.protocol.protocol {
+            Protocol::ThinkThrice => self.play_thinkthrice().await?,
+            Protocol::WellPlay => super::wellplay::play(self).await?,
+            Protocol::Mirage => super::mirage::play(self).await?,
+        };
+        self.transcript.flush()?;
+        Ok(outcome)
+    }
+
+    async fn play_thinkthrice(&mut self) -> Result<PlayOutcome, GameError> {
+        let s = self.args.protocol.thinkthrice;
         self.distribute().await?;
         self.introductions(s.initial_questioning).await?;
         for r in 1..=s.rounds_before_clues {
@@ -258,16 +282,29 @@ impl Run<'_> {
         for r in 1..=s.rounds_after_clues {
             self.open_round(s.rounds_before_clues + r).await?;
         }
-        let (votes, counts, winner) = self.vote().await?;
-        self.transcript.flush()?;
+        let votes = self.vote().await?;
+        let murderers = self.murderers();
+        let counts = tally(self.names().iter().map(String::as_str), &votes);
+        let winner = thinkthrice_winner(&counts, &murderers);
+        self.reveal(&counts, winner).await?;
         Ok(PlayOutcome {
             votes,
             counts,
-            winner,
+            winner: Some(winner),
+            ..PlayOutcome::default()
         })
     }
 
-    async fn distribute(&mut self) -> Result<(), GameError> {
+    pub(super) fn murderers(&self) -> Vec<String> {
+        self.args
+            .script
+            .murderers()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub(super) async fn distribute(&mut self) -> Result<(), GameError> {
         let t = self.stage_started("distribution");
         let opening = self.args.script.host().opening;
         self.host_says("distribution", None, opening).await?;
@@ -305,7 +342,7 @@ impl Run<'_> {
             .await?;
             if initial_questioning {
                 for asker in self.names().into_iter().filter(|n| *n != name) {
-                    self.exchange("initial_questioning", &asker, Some(name.clone()))
+                    self.exchange("initial_questioning", &asker, Some(name.clone()), 0)
                         .await?;
                 }
             }
@@ -314,18 +351,21 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// One question and its answer. `target` forces whom the asker questions.
-    async fn exchange(
+    /// One question and its answer. `target` forces whom the asker questions; `round` is the open round
+    /// (0 outside them).
+    pub(super) async fn exchange(
         &mut self,
         stage: &str,
         asker: &str,
         target: Option<String>,
+        round: u32,
     ) -> Result<(), GameError> {
         let candidates: Vec<String> = self.names().into_iter().filter(|n| n != asker).collect();
         let mut q = self
             .request(asker, |reply| CharacterMsg::Ask {
                 target,
                 candidates,
+                round,
                 reply,
             })
             .await?;
@@ -363,7 +403,7 @@ impl Run<'_> {
         self.host_says(&stage, None, self.lines().open_round(round))
             .await?;
         for asker in self.names() {
-            self.exchange(&stage, &asker, None).await?;
+            self.exchange(&stage, &asker, None, round).await?;
         }
         self.stage_done(&stage, t);
         Ok(())
@@ -387,45 +427,57 @@ impl Run<'_> {
         Ok(())
     }
 
-    async fn vote(
-        &mut self,
-    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, u32>, Winner), GameError> {
+    /// The anonymous vote: every player votes for one of the others (ballots are private events).
+    pub(super) async fn vote(&mut self) -> Result<BTreeMap<String, String>, GameError> {
         let t = self.stage_started("vote");
         let call = self.args.script.host().vote_call;
         self.host_says("vote", None, call.clone()).await?;
+        let names = self.names();
         let mut votes = BTreeMap::new();
-        for voter in self.names() {
-            let candidates: Vec<String> =
-                self.names().into_iter().filter(|n| *n != voter).collect();
-            let vote_call = call.clone();
-            let mut turn = self
-                .request(&voter, |reply| CharacterMsg::Vote {
-                    vote_call,
-                    candidates,
-                    reply,
-                })
-                .await?;
-            let target = turn
-                .target
-                .clone()
-                .ok_or_else(|| GameError::Protocol(format!("{voter} cast no vote")))?;
-            // Anonymous: only the voter (and the host) see a ballot.
-            let ballot = Draft::private("vote", &voter, &[&voter], turn.text.clone())
-                .with_data(json!({ "vote": target }));
-            self.publish_turn("vote", &mut turn, ballot).await?;
+        for voter in names.clone() {
+            let candidates = super::result::vote_candidates(&voter, &names);
+            let target = self.ballot("vote", &voter, &call, candidates).await?;
             votes.insert(voter, target);
         }
         self.stage_done("vote", t);
+        Ok(votes)
+    }
+
+    /// One player's ballot among `candidates`, published as a private event.
+    pub(super) async fn ballot(
+        &mut self,
+        stage: &str,
+        voter: &str,
+        vote_call: &str,
+        candidates: Vec<String>,
+    ) -> Result<String, GameError> {
+        let vote_call = vote_call.to_string();
+        let mut turn = self
+            .request(voter, |reply| CharacterMsg::Vote {
+                vote_call,
+                candidates,
+                reply,
+            })
+            .await?;
+        let target = turn
+            .target
+            .clone()
+            .ok_or_else(|| GameError::Protocol(format!("{voter} cast no vote")))?;
+        // Anonymous: only the voter (and the host) see a ballot.
+        let ballot = Draft::private("vote", voter, &[voter], turn.text.clone())
+            .with_data(json!({ "vote": target }));
+        self.publish_turn(stage, &mut turn, ballot).await?;
+        Ok(target)
+    }
+
+    /// The outcome read out: the tally, the murderers, who won.
+    pub(super) async fn reveal(
+        &mut self,
+        counts: &BTreeMap<String, u32>,
+        winner: Winner,
+    ) -> Result<(), GameError> {
         let t = self.stage_started("reveal");
-        let murderers: Vec<String> = self
-            .args
-            .script
-            .murderers()
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        let counts = tally(self.names().iter().map(String::as_str), &votes);
-        let winner = thinkthrice_winner(&counts, &murderers);
+        let murderers = self.murderers();
         let tally_list: Vec<(String, u32)> = counts.iter().map(|(p, n)| (p.clone(), *n)).collect();
         let names: Vec<&str> = murderers.iter().map(String::as_str).collect();
         let text = self.lines().reveal(
@@ -440,6 +492,6 @@ impl Run<'_> {
         )
         .await?;
         self.stage_done("reveal", t);
-        Ok((votes, counts, winner))
+        Ok(())
     }
 }

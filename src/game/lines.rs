@@ -101,6 +101,66 @@ impl HostLines {
         }
     }
 
+    /// Handing out the next act of every script.
+    pub fn act_released(&self, act: u32) -> String {
+        match self.0 {
+            Language::En => format!(
+                "Act {act} begins. Each of you now receives the next part of your script; read it before we continue."
+            ),
+            Language::Zh => format!("第{act}幕开始。每位玩家现在拿到剧本的下一部分，请先阅读再继续。"),
+        }
+    }
+
+    /// A player's next act, handed over privately.
+    pub fn act_handed(&self, name: &str, act: u32) -> String {
+        match self.0 {
+            Language::En => format!("{name}, here is act {act} of your script."),
+            Language::Zh => format!("{name}，这是你剧本的第{act}幕。"),
+        }
+    }
+
+    /// The start of a WellPlay questioning round with `m` questions per player.
+    pub fn questioning_round(&self, round: u32, m: u32) -> String {
+        match (self.0, m) {
+            (Language::En, 1) => format!(
+                "Round {round} of questioning: each of you asks one question of another player, who must answer."
+            ),
+            (Language::En, _) => format!(
+                "Round {round} of questioning: each of you asks {m} questions, each of a player of your choice, who must answer."
+            ),
+            (Language::Zh, 1) => {
+                format!("第{round}轮提问：每位玩家向另一位玩家提一个问题，被问者必须回答。")
+            }
+            (Language::Zh, _) => format!(
+                "第{round}轮提问：每位玩家提{m}个问题，每个问题可问任意一位玩家，被问者必须回答。"
+            ),
+        }
+    }
+
+    /// The outcome under the elimination rule (WellPlay).
+    pub fn eliminated(&self, eliminated: &str, murderers: &str, civilians_won: bool) -> String {
+        match (self.0, eliminated.is_empty(), civilians_won) {
+            (Language::En, true, _) => format!(
+                "Nobody received half of the votes, so nobody is eliminated. The murderer was {murderers}: the murderers win."
+            ),
+            (Language::En, false, true) => format!(
+                "{eliminated} received at least half of the votes and is eliminated. The murderer was {murderers}: the civilians win."
+            ),
+            (Language::En, false, false) => format!(
+                "{eliminated} received at least half of the votes and is eliminated. The murderer was {murderers}: the murderers win."
+            ),
+            (Language::Zh, true, _) => {
+                format!("没有人得到半数选票，无人出局。凶手是{murderers}：凶手获胜。")
+            }
+            (Language::Zh, false, true) => {
+                format!("{eliminated}得票过半，出局。凶手是{murderers}：平民获胜。")
+            }
+            (Language::Zh, false, false) => {
+                format!("{eliminated}得票过半，出局。凶手是{murderers}：凶手获胜。")
+            }
+        }
+    }
+
     /// The LLM judge's system line.
     pub fn judge_persona(&self) -> &'static str {
         match self.0 {

@@ -2,9 +2,12 @@
 
 mod host;
 mod lines;
+mod mirage;
+mod protocol;
 mod result;
 mod supervisor;
 mod transcript;
+mod wellplay;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,13 +17,16 @@ use tokio::sync::oneshot;
 
 pub use host::{PlayOutcome, ThinkThriceSettings};
 pub use lines::HostLines;
+pub use protocol::{MirageSettings, Protocol, ProtocolError, ProtocolSettings, WellPlaySettings};
 pub use result::{
-    detection_accuracy, tally, thinkthrice_winner, FactualScores, GameResult, PhaseUsage, Winner,
+    choice_correct, detection_accuracy, majority_outcome, reciprocal_rank, tally,
+    thinkthrice_winner, vote_candidates, vote_rank, ChoiceScores, ChoiceTally, FactualScores,
+    GameResult, MajorityOutcome, MirageOutcome, PhaseUsage, Winner,
 };
 pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
 
 use crate::agent::{
-    AgentConfig, AgentError, CharacterMsg, PromptError, Prompts, Turn, FRAMEWORK, PURPOSES,
+    AgentConfig, AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn, EVAL_PURPOSES,
 };
 use crate::eval::Judge;
 use crate::llm::Gateway;
@@ -50,6 +56,8 @@ pub enum GameError {
     Prompt(#[from] PromptError),
     #[error("could not start the game's actors: {0}")]
     Spawn(String),
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Which embedder the memory index uses.
@@ -80,11 +88,16 @@ impl Default for JudgeChoice {
 }
 
 /// Everything one game needs besides the script and the gateway.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GameConfig {
     pub game_id: String,
     pub seed: u64,
-    pub settings: ThinkThriceSettings,
+    /// The protocol and its knobs.
+    pub protocol: ProtocolSettings,
+    /// Everyone's framework…
+    pub framework: Framework,
+    /// …except the murderers', when set (PLAYER* keeps the murderer's framework fixed across arms).
+    pub murderer_framework: Option<Framework>,
     pub agent: AgentConfig,
     pub judge: JudgeChoice,
     pub embedder: EmbedderChoice,
@@ -98,6 +111,67 @@ pub struct GameConfig {
     /// Test hook: (character, request number) at which that character panics.
     #[doc(hidden)]
     pub inject_panic: Option<(String, u64)>,
+}
+
+impl Default for GameConfig {
+    fn default() -> Self {
+        GameConfig {
+            game_id: String::new(),
+            seed: 0,
+            protocol: ProtocolSettings::default(),
+            framework: Framework::ThinkThrice,
+            murderer_framework: None,
+            agent: AgentConfig::default(),
+            judge: JudgeChoice::default(),
+            embedder: EmbedderChoice::default(),
+            transcript_path: None,
+            prompts_dir: None,
+            language: None,
+            progress: None,
+            inject_panic: None,
+        }
+    }
+}
+
+impl GameConfig {
+    /// The framework a character plays with.
+    pub fn framework_of(&self, script: &Script, character: &str) -> Framework {
+        match self.murderer_framework {
+            Some(f) if script.is_murderer(character) => f,
+            _ => self.framework,
+        }
+    }
+
+    /// Every framework in the game, without repeats.
+    pub fn frameworks(&self) -> Vec<Framework> {
+        let mut v = vec![self.framework];
+        if let Some(m) = self.murderer_framework.filter(|m| *m != self.framework) {
+            v.push(m);
+        }
+        v
+    }
+
+    /// Checks the combination before anything runs: each framework must be built for the protocol,
+    /// and the no-play references (PP, OP) cannot share a game with playing agents.
+    pub fn check(&self) -> Result<(), GameError> {
+        let protocol = self.protocol.protocol;
+        for f in self.frameworks() {
+            if !f.supports(protocol) {
+                let meant: Vec<&str> = f.protocols().iter().map(|p| p.as_str()).collect();
+                return Err(GameError::Config(format!(
+                    "framework `{f}` does not play the `{protocol}` protocol (it is meant for: {})",
+                    meant.join(", ")
+                )));
+            }
+        }
+        let plays: Vec<bool> = self.frameworks().iter().map(|f| f.plays()).collect();
+        if plays.contains(&true) && plays.contains(&false) {
+            return Err(GameError::Config(
+                "--murderer-framework: the no-play references pp and op cannot be mixed with playing frameworks".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Sends a character a request and waits for its turn. A character that answers with an error fails
@@ -117,13 +191,42 @@ pub async fn request_turn(
     }
 }
 
-/// Loads the prompts a game will use, so that a missing or broken template fails before any call.
-pub fn load_prompts(script: &Script, config: &GameConfig) -> Result<Prompts, PromptError> {
-    Prompts::load(
-        FRAMEWORK,
+/// Loads the prompts of one framework (its gameplay prompts and the shared evaluation prompts), so that
+/// a missing or broken template fails before any call.
+pub fn load_prompts(
+    script: &Script,
+    config: &GameConfig,
+    framework: Framework,
+) -> Result<Prompts, PromptError> {
+    Prompts::load_groups(
         config.language.unwrap_or(script.language),
         config.prompts_dir.as_deref(),
-        PURPOSES,
+        &[
+            (framework.as_str(), framework.purposes()),
+            ("eval", EVAL_PURPOSES),
+        ],
+    )
+}
+
+/// The prompts of every framework in the game, by framework.
+pub fn load_all_prompts(
+    script: &Script,
+    config: &GameConfig,
+) -> Result<std::collections::BTreeMap<&'static str, Arc<Prompts>>, PromptError> {
+    let mut out = std::collections::BTreeMap::new();
+    for f in config.frameworks() {
+        out.insert(f.as_str(), Arc::new(load_prompts(script, config, f)?));
+    }
+    Ok(out)
+}
+
+/// The LLM judge's prompts.
+pub fn load_judge_prompts(script: &Script, config: &GameConfig) -> Result<Prompts, PromptError> {
+    Prompts::load(
+        "thinkthrice",
+        config.language.unwrap_or(script.language),
+        config.prompts_dir.as_deref(),
+        &["judge_factual"],
     )
 }
 
@@ -133,7 +236,8 @@ pub async fn play(
     config: GameConfig,
     gateway: Gateway,
 ) -> Result<GameResult, GameError> {
-    let prompts = Arc::new(load_prompts(&script, &config)?);
+    config.check()?;
+    let prompts = load_all_prompts(&script, &config)?;
     let transcript = match &config.transcript_path {
         Some(p) => Transcript::to_file(p)?,
         None => Transcript::in_memory(),
@@ -145,7 +249,7 @@ pub async fn play(
         JudgeChoice::Llm(model) => Judge::Llm {
             gateway: gateway.clone(),
             model: model.clone(),
-            prompts: prompts.clone(),
+            prompts: Arc::new(load_judge_prompts(&script, &config)?),
             lang: config.language.unwrap_or(script.language),
         },
     };

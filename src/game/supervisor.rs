@@ -14,8 +14,9 @@ use tokio::sync::oneshot;
 use super::host::{Host, HostArgs, HostMsg};
 use super::result::{detection_accuracy, GameResult, PhaseUsage};
 use super::transcript::Transcript;
+use super::Protocol;
 use super::{GameConfig, GameError};
-use crate::agent::{Character, CharacterArgs, CharacterMsg, Prompts, FRAMEWORK};
+use crate::agent::{Character, CharacterArgs, CharacterMsg, Prompts};
 use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg, Judge};
 use crate::llm::{Gateway, Phase, Usage};
 use crate::memory::{MemoryIndex, SharedEmbedder};
@@ -27,7 +28,8 @@ pub struct GameArgs {
     pub script: Arc<Script>,
     pub config: GameConfig,
     pub gateway: Gateway,
-    pub prompts: Arc<Prompts>,
+    /// Prompts by framework name.
+    pub prompts: BTreeMap<&'static str, Arc<Prompts>>,
     pub judge: Judge,
     pub embedder: SharedEmbedder,
     pub transcript: Transcript,
@@ -78,13 +80,21 @@ impl Actor for GameActor {
                 .as_ref()
                 .filter(|(who, _)| *who == c.name)
                 .map(|(_, n)| *n);
+            let framework = args.config.framework_of(&args.script, &c.name);
+            let prompts = args
+                .prompts
+                .get(framework.as_str())
+                .cloned()
+                .ok_or_else(|| format!("no prompts loaded for framework {framework}"))?;
             let cargs = CharacterArgs {
                 name: c.name.clone(),
+                framework,
+                protocol: args.config.protocol,
                 script: args.script.clone(),
                 config: args.config.agent.clone(),
                 gateway: args.gateway.clone(),
                 memory: memory.clone(),
-                prompts: args.prompts.clone(),
+                prompts,
                 game_id: args.config.game_id.clone(),
                 seed: args.config.seed,
                 panic_on_request,
@@ -98,7 +108,8 @@ impl Actor for GameActor {
             script: args.script.clone(),
             characters: characters.clone(),
             memory,
-            settings: args.config.settings,
+            protocol: args.config.protocol,
+            plays: args.config.frameworks().iter().all(|f| f.plays()),
             game_id: args.config.game_id.clone(),
             progress: args.config.progress.clone(),
         };
@@ -140,7 +151,12 @@ impl Actor for GameActor {
                 };
                 let transcript = std::mem::replace(&mut args.transcript, Transcript::in_memory());
                 let result = run(st, &args, transcript).await;
-                finish(&args.config.game_id, args.reply, result);
+                finish(
+                    args.config.protocol.protocol,
+                    &args.config.game_id,
+                    args.reply,
+                    result,
+                );
                 stop_all(st, &me);
             }
         }
@@ -164,6 +180,7 @@ impl Actor for GameActor {
             // seen the child's absence and reported it.
             if let Some(args) = st.args.take() {
                 finish(
+                    args.config.protocol.protocol,
                     &args.config.game_id,
                     args.reply,
                     Err(GameError::ChildFailed {
@@ -186,15 +203,17 @@ fn stop_all(st: &GameState, me: &ActorRef<GameMsg>) {
 }
 
 fn finish(
+    protocol: Protocol,
     game_id: &str,
     reply: oneshot::Sender<Result<GameResult, GameError>>,
     result: Result<GameResult, GameError>,
 ) {
     let outcome = match &result {
-        Ok(r) => r.winner.as_str(),
+        Ok(r) => r.winner.map(|w| w.as_str()).unwrap_or("not_played"),
         Err(_) => "failed",
     };
-    metrics::counter!(tm::GAMES, "protocol" => "thinkthrice", "outcome" => outcome).increment(1);
+    metrics::counter!(tm::GAMES, "protocol" => protocol.as_str(), "outcome" => outcome)
+        .increment(1);
     metrics::gauge!(tm::GAMES_IN_FLIGHT).decrement(1.0);
     if reply.send(result).is_err() {
         tracing::debug!(game = game_id, "nobody waited for the game's result");
@@ -245,12 +264,58 @@ async fn run(
     }
     let usage: Usage = transcript.usage();
     let c = &args.config;
+    let p = &c.protocol;
+    let settings = match p.protocol {
+        Protocol::ThinkThrice => serde_json::json!({
+            "rounds_before_clues": p.thinkthrice.rounds_before_clues,
+            "rounds_after_clues": p.thinkthrice.rounds_after_clues,
+            "initial_questioning": p.thinkthrice.initial_questioning,
+        }),
+        Protocol::WellPlay => serde_json::json!({
+            "rounds": p.wellplay.rounds,
+            "questions_per_round": p.wellplay.questions_per_round,
+        }),
+        Protocol::Mirage => serde_json::json!({
+            "iterations": p.mirage.iterations,
+            "force_expose": p.mirage.force_expose,
+            "script_summary_tokens": p.mirage.script_summary_tokens,
+            "history_tokens": p.mirage.history_tokens,
+            "stage_every": p.mirage.stage_every,
+        }),
+    };
+    let mut settings = settings;
+    if let Some(obj) = settings.as_object_mut() {
+        for (k, v) in [
+            ("top_k", serde_json::json!(c.agent.top_k)),
+            ("temperature", serde_json::json!(c.agent.temperature)),
+            ("top_p", serde_json::json!(c.agent.top_p)),
+            ("max_tokens", serde_json::json!(c.agent.max_tokens)),
+            ("judge", serde_json::json!(args.judge.describe())),
+            (
+                "phase_of_judge_calls",
+                serde_json::json!(Phase::Evaluation.as_str()),
+            ),
+        ] {
+            obj.insert(k.to_string(), v);
+        }
+    }
     Ok(GameResult {
         game_id: c.game_id.clone(),
         script: args.script.title.clone(),
-        protocol: "thinkthrice".into(),
-        framework: FRAMEWORK.into(),
-        modules: c.agent.modules.to_string(),
+        protocol: p.protocol.as_str().into(),
+        framework: c.framework.as_str().into(),
+        murderer_framework: c
+            .murderer_framework
+            .filter(|m| *m != c.framework)
+            .map(|m| m.as_str().to_string()),
+        modules: if c
+            .frameworks()
+            .contains(&crate::agent::Framework::ThinkThrice)
+        {
+            c.agent.modules.to_string()
+        } else {
+            String::new()
+        },
         seed: c.seed,
         provider: args.gateway.provider().into(),
         model: c.agent.model.clone(),
@@ -259,21 +324,14 @@ async fn run(
         murderers,
         votes: played.votes,
         vote_counts: played.counts,
+        majority: played.majority,
+        mirage: played.mirage,
         factual: report.factual,
         inferential_accuracy: report.inferential_accuracy,
+        choice: report.choice,
         usage,
         usage_by_phase: by_phase,
-        settings: serde_json::json!({
-            "rounds_before_clues": c.settings.rounds_before_clues,
-            "rounds_after_clues": c.settings.rounds_after_clues,
-            "initial_questioning": c.settings.initial_questioning,
-            "top_k": c.agent.top_k,
-            "temperature": c.agent.temperature,
-            "top_p": c.agent.top_p,
-            "max_tokens": c.agent.max_tokens,
-            "judge": args.judge.describe(),
-            "phase_of_judge_calls": Phase::Evaluation.as_str(),
-        }),
+        settings,
         events: transcript.events().len(),
         duration_seconds: st.started.elapsed().as_secs_f64(),
     })

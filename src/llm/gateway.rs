@@ -669,10 +669,7 @@ mod tests {
             temperature: 0.8,
             top_p: 1.0,
             max_tokens: 50,
-            schema: schema.map(|s| ResponseSchema {
-                name: "vote".into(),
-                schema: s,
-            }),
+            schema: schema.map(|s| ResponseSchema::json("vote", s)),
             logprobs: false,
             sample: 1,
         }

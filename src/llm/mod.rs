@@ -16,6 +16,6 @@ pub use openai::{parse_retry_after, OpenAiProvider, OpenAiSettings, DEFAULT_KEY_
 pub use pricing::{ModelPrice, Pricing, PricingError};
 pub use provider::{EmbedResponse, Provider, ProviderError, SharedProvider, SimulatedProvider};
 pub use types::{
-    CallTags, ChatRequest, ChatResponse, ChatRole, Message, Phase, ResponseSchema, TokenLogprob,
-    TokenUsage, Usage,
+    CallTags, ChatRequest, ChatResponse, ChatRole, Message, OutputStyle, Phase, ResponseSchema,
+    TokenLogprob, TokenUsage, Usage,
 };

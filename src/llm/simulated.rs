@@ -532,10 +532,7 @@ mod tests {
             temperature: 0.8,
             top_p: 1.0,
             max_tokens: 60,
-            schema: schema.map(|s| ResponseSchema {
-                name: "t".into(),
-                schema: s,
-            }),
+            schema: schema.map(|s| ResponseSchema::json("t", s)),
             logprobs: false,
             sample: 1,
         }

@@ -38,13 +38,48 @@ impl Message {
     }
 }
 
-/// A JSON schema the reply must follow (OpenAI structured outputs).
+/// A schema the reply must follow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseSchema {
     /// Schema name sent to the provider; also names the call purpose in errors.
     pub name: String,
     /// The JSON schema (an object schema).
     pub schema: serde_json::Value,
+    /// How the reply carries it.
+    #[serde(default)]
+    pub style: OutputStyle,
+}
+
+impl ResponseSchema {
+    /// A reply that is a JSON object (OpenAI structured outputs).
+    pub fn json(name: &str, schema: serde_json::Value) -> ResponseSchema {
+        ResponseSchema {
+            name: name.to_string(),
+            schema,
+            style: OutputStyle::Json,
+        }
+    }
+
+    /// A `### THOUGHT:` / `### RESPONSE:` reply whose RESPONSE follows `schema` (MIRAGE).
+    pub fn sections(name: &str, schema: serde_json::Value) -> ResponseSchema {
+        ResponseSchema {
+            name: name.to_string(),
+            schema,
+            style: OutputStyle::Sections,
+        }
+    }
+}
+
+/// How a structured reply is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputStyle {
+    /// The whole reply is a JSON object; providers are asked for it with `response_format`.
+    #[default]
+    Json,
+    /// Free text in two sections, `### THOUGHT:` then `### RESPONSE:`, as MIRAGE asks of every model. The
+    /// format is described in the prompt, not enforced by the provider, so the Rerun module matters.
+    Sections,
 }
 
 /// One chat completion request.

@@ -129,6 +129,23 @@ impl MemoryStore {
             .collect()
     }
 
+    /// Every record the agent can see from events after `after`, in the order they happened: the running
+    /// history a framework that reads the whole conversation (MIRAGE) works from.
+    pub fn history(&self, agent: &str, after: Option<u64>) -> Vec<Recalled> {
+        let Some(ids) = self.visible.get(agent) else {
+            return Vec::new();
+        };
+        ids.iter()
+            .map(|&i| i as usize)
+            .filter(|&i| after.is_none_or(|a| self.events[i] > a))
+            .map(|i| Recalled {
+                text: self.texts[i].clone(),
+                score: 0.0,
+                event: self.events[i],
+            })
+            .collect()
+    }
+
     /// Number of stored chunks (each stored once, however many agents see it).
     pub fn len(&self) -> usize {
         self.vectors.len()
@@ -158,6 +175,12 @@ pub enum MemoryMsg {
         k: usize,
         tags: CallTags,
         reply: RpcReplyPort<Result<(Vec<Recalled>, Usage), MemoryError>>,
+    },
+    /// Everything the agent can see from events after `after`, in order (no embedding, no cost).
+    History {
+        agent: String,
+        after: Option<u64>,
+        reply: RpcReplyPort<Vec<Recalled>>,
     },
 }
 
@@ -227,6 +250,13 @@ impl Actor for MemoryIndex {
                     Err(e) => Err(MemoryError::Embed(e)),
                 };
                 let _ = reply.send(result);
+            }
+            MemoryMsg::History {
+                agent,
+                after,
+                reply,
+            } => {
+                let _ = reply.send(st.store.history(&agent, after));
             }
         }
         Ok(())

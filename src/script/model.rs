@@ -262,6 +262,15 @@ pub enum Category {
 }
 
 impl Category {
+    /// The name in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Objective => "objective",
+            Category::Reasoning => "reasoning",
+            Category::Relations => "relations",
+        }
+    }
+
     /// Points a correct answer earns.
     pub fn points(self) -> u32 {
         match self {

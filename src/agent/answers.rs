@@ -1,0 +1,138 @@
+//! Evaluation answers shared by every framework but ThinkThrice (whose MR/SR/SV pipeline answers its own
+//! factual and inferential questions): what the papers ask every arm after (or, for PP and OP, instead
+//! of) the game, in one form so that arms differ only in what the agent knows.
+//!
+//! A playing agent answers from its script (in the system prompt) and the top-k of what it observed;
+//! PP answers from its own script alone and OP from every script (both through their system prompts).
+
+use minijinja::context;
+use serde_json::{json, Value};
+
+use super::character::{schema, State, TurnBuilder};
+use super::AgentError;
+use crate::llm::Phase;
+use crate::script::option_letter;
+
+/// The prompts of the no-play references PP and OP: only their system prompt differs from the shared
+/// evaluation prompts.
+pub const REFERENCE_PURPOSES: &[&str] = &["system"];
+
+/// Token budget of a factual answer: the judge compares short answers.
+fn factual_budget(st: &State) -> u32 {
+    st.args.config.eval_max_tokens
+}
+
+/// A factual question, answered briefly.
+pub(super) async fn factual(
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    question: &str,
+) -> Result<String, AgentError> {
+    let memory = st.recall_texts(turn, question, Phase::Evaluation).await?;
+    let user = st.args.prompts.render(
+        "answer_factual",
+        context! { memory => memory, question => question },
+    )?;
+    let budget = factual_budget(st);
+    let (text, _) = st
+        .call(
+            turn,
+            "answer_factual",
+            user,
+            budget,
+            None,
+            Phase::Evaluation,
+        )
+        .await?;
+    Ok(text)
+}
+
+fn lettered(options: &[String]) -> (Vec<String>, Vec<Value>) {
+    let letters: Vec<String> = (0..options.len()).map(option_letter).collect();
+    let opts = options
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"letter": option_letter(i), "text": t}))
+        .collect();
+    (letters, opts)
+}
+
+/// An inferential multiple-choice question (ThinkThrice §5.2): one letter and a rationale.
+pub(super) async fn inferential(
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    question: &str,
+    options: &[String],
+) -> Result<(String, String), AgentError> {
+    let query = format!("{question} {}", options.join(" "));
+    let memory = st.recall_texts(turn, &query, Phase::Evaluation).await?;
+    let (letters, opts) = lettered(options);
+    let user = st.args.prompts.render(
+        "answer_inferential",
+        context! { memory => memory, question => question, options => opts, multiple => false },
+    )?;
+    st.pick(
+        turn,
+        "answer_inferential",
+        user,
+        ("answer", &letters),
+        "rationale",
+        200,
+        Phase::Evaluation,
+    )
+    .await
+}
+
+/// A WellPlay multiple-choice question (PLAYER* §4): one letter, or with `multiple` a set of letters of
+/// which every right one must be chosen. Returns the letters (sorted, unique) and the reason given.
+pub(super) async fn choice(
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    question: &str,
+    options: &[String],
+    multiple: bool,
+) -> Result<(Vec<String>, String), AgentError> {
+    let query = format!("{question} {}", options.join(" "));
+    let memory = st.recall_texts(turn, &query, Phase::Evaluation).await?;
+    let (letters, opts) = lettered(options);
+    let user = st.args.prompts.render(
+        "answer_choice",
+        context! { memory => memory, question => question, options => opts, multiple => multiple },
+    )?;
+    if !multiple {
+        let (letter, reason) = st
+            .pick(
+                turn,
+                "answer_choice",
+                user,
+                ("answer", &letters),
+                "reason",
+                150,
+                Phase::Evaluation,
+            )
+            .await?;
+        return Ok((vec![letter], reason));
+    }
+    let s = schema(
+        "answer_choice",
+        json!({"type": "object", "properties": {
+            "answers": {"type": "array", "items": {"type": "string", "enum": letters}, "minItems": 1, "maxItems": letters.len()},
+            "reason": {"type": "string"}
+        }, "required": ["answers", "reason"], "additionalProperties": false}),
+    );
+    let (_, v) = st
+        .call(turn, "answer_choice", user, 150, Some(s), Phase::Evaluation)
+        .await?;
+    let v = v.unwrap_or(Value::Null);
+    let mut chosen: Vec<String> = v["answers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    chosen.sort();
+    chosen.dedup();
+    Ok((chosen, v["reason"].as_str().unwrap_or_default().to_string()))
+}

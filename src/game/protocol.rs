@@ -1,0 +1,178 @@
+//! Which game is played: the protocols of the three papers and their knobs.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use super::host::ThinkThriceSettings;
+
+/// A game protocol: the host's stage machine (PROTOCOLS.md §2-§4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// ThinkThrice (Jubensha): introductions with initial questioning, open rounds, clue cards, vote.
+    #[default]
+    ThinkThrice,
+    /// PLAYER* / WellPlay: acts, self-introduction, n rounds × m questions per agent, majority vote.
+    WellPlay,
+    /// MIRAGE: open conversation and interaction (ask or investigate), then accusations and a vote.
+    Mirage,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 3] = [Protocol::ThinkThrice, Protocol::WellPlay, Protocol::Mirage];
+
+    /// The name used on the command line, in results and in metric labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::ThinkThrice => "thinkthrice",
+            Protocol::WellPlay => "wellplay",
+            Protocol::Mirage => "mirage",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A protocol name that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown protocol `{0}` in --protocol (expected one of: thinkthrice, wellplay, mirage)")]
+pub struct ProtocolError(pub String);
+
+impl FromStr for Protocol {
+    type Err = ProtocolError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Protocol::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| ProtocolError(s.to_string()))
+    }
+}
+
+/// The knobs of the WellPlay procedure (PLAYER* Appendix A).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WellPlaySettings {
+    /// Rounds of open questioning per act, `n` (paper: 3).
+    pub rounds: u32,
+    /// Questions each agent asks per round, `m` (paper: 1).
+    pub questions_per_round: u32,
+}
+
+impl Default for WellPlaySettings {
+    fn default() -> Self {
+        WellPlaySettings {
+            rounds: 3,
+            questions_per_round: 1,
+        }
+    }
+}
+
+/// The knobs of the MIRAGE simulation (MIRAGE §3 and Appendix A).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MirageSettings {
+    /// Alternations of Open Conversation and Interaction (paper: 5).
+    pub iterations: u32,
+    /// Culprits announce themselves at the start (MIRAGE Table 3, "forced exposure").
+    pub force_expose: bool,
+    /// Token cap of the script summary the Summarization module writes (paper: 1,500).
+    pub script_summary_tokens: u32,
+    /// Conversation history beyond this many tokens is compressed into a summary.
+    pub history_tokens: u32,
+    /// Multi-stage scripts: release the next stage after every this many iterations (0: spread the
+    /// stages evenly over the iterations).
+    pub stage_every: u32,
+}
+
+impl Default for MirageSettings {
+    fn default() -> Self {
+        MirageSettings {
+            iterations: 5,
+            force_expose: false,
+            script_summary_tokens: 1500,
+            history_tokens: 3000,
+            stage_every: 0,
+        }
+    }
+}
+
+impl MirageSettings {
+    /// The iterations (1-based) after which the next stage of a `stages`-stage script is released.
+    pub fn stage_releases(&self, stages: u32) -> Vec<u32> {
+        if stages <= 1 || self.iterations == 0 {
+            return Vec::new();
+        }
+        let every = if self.stage_every > 0 {
+            self.stage_every
+        } else {
+            (self.iterations / stages).max(1)
+        };
+        (1..stages)
+            .map(|k| k * every)
+            .filter(|&i| i < self.iterations)
+            .collect()
+    }
+}
+
+/// Protocol and settings together: what `GameConfig` carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ProtocolSettings {
+    pub protocol: Protocol,
+    pub thinkthrice: ThinkThriceSettings,
+    pub wellplay: WellPlaySettings,
+    pub mirage: MirageSettings,
+}
+
+impl ProtocolSettings {
+    /// The ThinkThrice protocol with these knobs.
+    pub fn thinkthrice(settings: ThinkThriceSettings) -> ProtocolSettings {
+        ProtocolSettings {
+            protocol: Protocol::ThinkThrice,
+            thinkthrice: settings,
+            ..ProtocolSettings::default()
+        }
+    }
+
+    /// The WellPlay protocol with these knobs.
+    pub fn wellplay(settings: WellPlaySettings) -> ProtocolSettings {
+        ProtocolSettings {
+            protocol: Protocol::WellPlay,
+            wellplay: settings,
+            ..ProtocolSettings::default()
+        }
+    }
+
+    /// The MIRAGE protocol with these knobs.
+    pub fn mirage(settings: MirageSettings) -> ProtocolSettings {
+        ProtocolSettings {
+            protocol: Protocol::Mirage,
+            mirage: settings,
+            ..ProtocolSettings::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_are_spread_over_the_iterations() {
+        let m = MirageSettings::default();
+        assert_eq!(m.stage_releases(1), Vec::<u32>::new());
+        assert_eq!(m.stage_releases(2), vec![2]);
+        assert_eq!(m.stage_releases(3), vec![1, 2]);
+        let every = MirageSettings {
+            stage_every: 2,
+            ..m
+        };
+        assert_eq!(every.stage_releases(3), vec![2, 4]);
+        assert_eq!("WellPlay".parse::<Protocol>(), Ok(Protocol::WellPlay));
+        assert!("poker".parse::<Protocol>().is_err());
+    }
+}
