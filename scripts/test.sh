@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The project's test command (README): formatting, lints, and every test, on a fresh machine.
-# Installs what the tests need from the system (promtool, from Debian's prometheus package).
+# Installs what the tests need from the system (promtool from Debian's prometheus package, and a
+# TrueType font for the report's PNG plots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/ensure-promtool.sh
+scripts/ensure-fonts.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins --tests

@@ -49,6 +49,8 @@ pub enum Command {
     /// Convert a public dataset's script into sleuth's format.
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Tables and figures of the papers (Markdown, HTML, CSV, PNG, SVG) from finished games.
+    Report(ReportArgs),
 }
 
 /// `sleuth script …`
@@ -148,6 +150,23 @@ pub struct GenerateArgs {
     pub llm: LlmArgs,
 }
 
+/// Flags of `sleuth report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A game directory (`sleuth play --out DIR`), a run directory holding game directories at any
+    /// depth, or one result.json.
+    pub path: PathBuf,
+    /// Output directory; default PATH/report/ (beside the file when PATH is a result.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Bootstrap resamples per confidence interval.
+    #[arg(long, default_value_t = crate::eval::stats::DEFAULT_RESAMPLES)]
+    pub resamples: usize,
+    /// Bootstrap seed: the same games and seed give the same intervals.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
 /// Flags of `sleuth play`.
 #[derive(Debug, Args)]
 pub struct PlayArgs {
@@ -218,6 +237,16 @@ pub struct PlayArgs {
     /// Grade factual answers with this LLM instead of the lexical judge.
     #[arg(long)]
     pub judge_model: Option<String>,
+    /// A judge model for one metric, overriding --judge-model for it: `factual=M`, `rationale=M` or
+    /// `mirage=M` (MIRAGE's ICI and SCI, which need an LLM judge). Repeatable.
+    #[arg(long = "judge", value_name = "METRIC=MODEL")]
+    pub judge_for: Vec<String>,
+    /// Times each WellPlay multiple-choice question is asked (PLAYER* reports mean ± std of 3).
+    #[arg(long, default_value_t = 3)]
+    pub eval_repeats: u32,
+    /// Minimum judge score (1-5) of an inferential rationale for informed accuracy.
+    #[arg(long, default_value_t = crate::eval::formulas::DEFAULT_RATIONALE_THRESHOLD)]
+    pub rationale_threshold: u8,
     /// Pass mark of the lexical judge (window token-F1).
     #[arg(long, default_value_t = crate::eval::DEFAULT_LEXICAL_THRESHOLD)]
     pub judge_threshold: f64,
@@ -264,6 +293,10 @@ pub struct MockArgs {
     /// Model names served (repeatable).
     #[arg(long = "model", default_value = crate::llm::simulated::MODEL)]
     pub models: Vec<String>,
+    /// Answer the first N chat completions with malformed output (tests the re-asking of unparseable
+    /// structured replies).
+    #[arg(long, default_value_t = 0)]
+    pub malformed_first: u64,
 }
 
 /// Runs the parsed command.
@@ -274,6 +307,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Script(ScriptCommand::Validate { path }) => validate(&path),
         Command::Questions(QuestionsCommand::Generate(args)) => generate_questions(*args).await,
         Command::Import(cmd) => import(cmd),
+        Command::Report(args) => report(&args),
         Command::Script(ScriptCommand::Show { path }) => show(&path),
     }
 }
@@ -514,6 +548,7 @@ async fn mock_llm(a: MockArgs) -> Result<()> {
         fault_seed: a.fault_seed,
         retry_after_ms: a.retry_after_ms,
         models: a.models,
+        malformed_first: a.malformed_first,
     };
     let models = config.models.clone();
     let server = mockllm::MockServer::start(a.listen, config).await?;
@@ -623,6 +658,29 @@ async fn play(a: PlayArgs) -> Result<()> {
     if a.questions_per_round == 0 {
         bail!("--questions-per-round must be at least 1");
     }
+    if a.eval_repeats == 0 {
+        bail!("--eval-repeats must be at least 1");
+    }
+    if !(1..=5).contains(&a.rationale_threshold) {
+        bail!(
+            "--rationale-threshold must be between 1 and 5, got {}",
+            a.rationale_threshold
+        );
+    }
+    let mut judge_overrides = std::collections::BTreeMap::new();
+    for j in &a.judge_for {
+        match j.split_once('=') {
+            Some((metric, model))
+                if game::JUDGED_METRICS.contains(&metric.trim()) && !model.trim().is_empty() =>
+            {
+                judge_overrides.insert(metric.trim().to_string(), model.trim().to_string());
+            }
+            _ => bail!(
+                "--judge `{j}`: expected METRIC=MODEL with METRIC one of {}",
+                game::JUDGED_METRICS.join(", ")
+            ),
+        }
+    }
     let embedder = match a.embedder.as_str() {
         "hashing" => EmbedderChoice::Hashing,
         e if e.starts_with("openai:") && e.len() > 7 => EmbedderChoice::Remote(e[7..].to_string()),
@@ -700,6 +758,9 @@ async fn play(a: PlayArgs) -> Result<()> {
                 threshold: a.judge_threshold,
             },
         },
+        judge_overrides,
+        eval_repeats: a.eval_repeats,
+        rationale_threshold: a.rationale_threshold,
         embedder,
         transcript_path: Some(out.join("transcript.jsonl")),
         prompts_dir: a.prompts_dir.clone(),
@@ -806,8 +867,10 @@ fn print_summary(r: &GameResult, out: &Path) {
         println!("  {label:<8} {:>7} {n:>6}", pct(v));
     }
     println!(
-        "Inferential accuracy: {}",
-        pct(r.inferential_accuracy).trim()
+        "Inferential accuracy: {}   informed: {}   (rationales judged by {})",
+        pct(r.inferential_accuracy).trim(),
+        pct(r.informed_accuracy).trim(),
+        r.judges.get("rationale").map(String::as_str).unwrap_or("—")
     );
     if let Some(c) = &r.choice {
         println!();
@@ -834,6 +897,25 @@ fn print_summary(r: &GameResult, out: &Path) {
             c.overall.possible,
             pct(c.overall.score()).trim()
         );
+        if let Some((m, sd)) = c.score_mean_std() {
+            println!(
+                "  score over {} repeats: {:.3} ± {:.3} (mean ± std)",
+                c.repeats, m, sd
+            );
+        }
+    }
+    if let Some(m) = &r.mirage_scores {
+        let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
+        println!();
+        println!(
+            "MIRAGE metrics: TII {}  CIC {}  CIC (key) {}  ICI {}  SCI {}   (ICI/SCI judge: {})",
+            f(m.tii),
+            f(m.cic),
+            f(m.cic_key),
+            f(m.ici),
+            f(m.sci),
+            r.judges.get("mirage").map(String::as_str).unwrap_or("—")
+        );
     }
     let u = &r.usage;
     println!();
@@ -846,4 +928,37 @@ fn print_summary(r: &GameResult, out: &Path) {
         out.join("transcript.jsonl").display(),
         out.join("result.json").display()
     );
+}
+
+/// Writes the report and says where, and what it holds.
+fn report(a: &ReportArgs) -> Result<()> {
+    if a.resamples == 0 {
+        bail!("--resamples must be at least 1");
+    }
+    let bootstrap = crate::report::Bootstrap {
+        resamples: a.resamples,
+        seed: a.seed,
+        ..crate::report::Bootstrap::default()
+    };
+    let (report, written) = crate::report::generate(&a.path, a.out.as_deref(), bootstrap)?;
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
+    if let Some(why) = &written.png_skipped {
+        eprintln!("note: figures written as SVG only: {why}");
+    }
+    println!("{}", report.summary());
+    for s in &report.sections {
+        let title = match s {
+            crate::report::Section::Table(t) => &t.title,
+            crate::report::Section::Figure(f) => &f.title,
+        };
+        println!("  {title}");
+    }
+    println!(
+        "Wrote {} files to {} (open report.html or report.md)",
+        written.files.len(),
+        written.dir.display()
+    );
+    Ok(())
 }

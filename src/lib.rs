@@ -11,6 +11,7 @@ pub mod llm;
 pub mod memory;
 pub mod mockllm;
 pub mod questions;
+pub mod report;
 pub mod script;
 pub mod telemetry;
 pub mod text;

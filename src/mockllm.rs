@@ -20,7 +20,10 @@
 //!    provider's concurrent-request limit answers;
 //! 2. a fixed `latency` before every answer, errors included (a real error costs a round trip too);
 //! 3. random errors at `error_rate`, half 429 and half 500, drawn from a seeded RNG so a load test's
-//!    fault sequence is reproducible.
+//!    fault sequence is reproducible;
+//! 4. malformed output: the first `malformed_first` chat completions that get through are answered
+//!    with a polite refusal in place of the model's reply — valid HTTP, honest usage, but neither JSON
+//!    nor the two-section format — to exercise the gateway's re-asking of unparseable structured output.
 //!
 //! Every error uses OpenAI's error body (`{"error":{"message","type","param","code"}}`), and 429/500 carry
 //! both `retry-after-ms` (what OpenAI and Azure send) and `retry-after` in whole seconds.
@@ -79,7 +82,14 @@ pub struct MockConfig {
     pub retry_after_ms: u64,
     /// Model names chat completions accept; any other gets 404 `model_not_found`.
     pub models: Vec<String>,
+    /// The first this many successful chat completions carry [`MALFORMED_REPLY`] instead of the model's
+    /// answer.
+    pub malformed_first: u64,
 }
+
+/// What a malformed completion says: plausible model prose that no structured-output parser accepts.
+pub const MALFORMED_REPLY: &str =
+    "I am sorry, but I would rather not answer in the requested format right now.";
 
 impl Default for MockConfig {
     fn default() -> Self {
@@ -90,6 +100,7 @@ impl Default for MockConfig {
             fault_seed: 0,
             retry_after_ms: 50,
             models: vec![simulated::MODEL.to_string()],
+            malformed_first: 0,
         }
     }
 }
@@ -124,6 +135,9 @@ pub struct MockStats {
     pub server_errors: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Successful chat completions answered with [`MALFORMED_REPLY`].
+    #[serde(default)]
+    pub malformed: u64,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -357,6 +371,9 @@ struct Counters {
     server_errors: AtomicU64,
     prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
+    malformed: AtomicU64,
+    /// Chat completions that reached the model so far (the malformed-output fault counts these).
+    malformed_slots: AtomicU64,
 }
 
 impl Counters {
@@ -369,6 +386,7 @@ impl Counters {
             server_errors: get(&self.server_errors),
             prompt_tokens: get(&self.prompt_tokens),
             completion_tokens: get(&self.completion_tokens),
+            malformed: get(&self.malformed),
         }
     }
 }
@@ -475,7 +493,25 @@ async fn chat_completions(
 
     // The simulated model is pure CPU work of well under a millisecond for sleuth's prompts: cheap
     // enough to run on the async worker instead of paying a hop to the blocking pool.
-    let resp = simulated::respond(&req);
+    let mut resp = simulated::respond(&req);
+    // Fault 4: the first `malformed_first` answers are replaced (the counter only ever grows, so
+    // concurrent requests still get exactly that many).
+    let served = shared
+        .counters
+        .malformed_slots
+        .fetch_add(1, Ordering::Relaxed);
+    if served < shared.config.malformed_first {
+        shared.counters.malformed.fetch_add(1, Ordering::Relaxed);
+        resp = crate::llm::ChatResponse {
+            content: MALFORMED_REPLY.to_string(),
+            usage: Some(TokenUsage {
+                prompt_tokens: tokens::count_messages(&req.messages),
+                completion_tokens: tokens::count(MALFORMED_REPLY),
+                cached_tokens: 0,
+            }),
+            logprobs: None,
+        };
+    }
     // The simulated model always reports usage; count locally if that ever changes.
     let usage = resp.usage.unwrap_or_else(|| TokenUsage {
         prompt_tokens: tokens::count_messages(&req.messages),
@@ -979,6 +1015,59 @@ mod tests {
         assert_eq!(stats.ok, 0);
         assert_eq!(stats.rate_limited + stats.server_errors, 40);
         assert_eq!((stats.prompt_tokens, stats.completion_tokens), (0, 0));
+        s.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_first_completions_can_be_made_malformed() {
+        let s = server(MockConfig {
+            malformed_first: 2,
+            ..MockConfig::default()
+        })
+        .await;
+        let mut contents = Vec::new();
+        for _ in 0..3 {
+            let resp = post(&s, "/chat/completions", &chat_body("sim-1")).await;
+            assert_eq!(resp.status(), 200);
+            let v: Value = resp.json().await.unwrap();
+            contents.push(
+                v["choices"][0]["message"]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+        assert_eq!(contents[0], MALFORMED_REPLY);
+        assert_eq!(contents[1], MALFORMED_REPLY);
+        assert!(contents[2].contains("Ada"), "{}", contents[2]);
+        let stats = get_stats(&s).await;
+        assert_eq!((stats.ok, stats.malformed), (3, 2), "{stats:?}");
+        s.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_prompt_asking_for_sections_gets_sections_over_http() {
+        // What the openai provider sends for a Sections schema: no response_format, the format in the
+        // prompt.
+        let s = server(MockConfig::default()).await;
+        let schema = json!({"type": "object", "properties": {"who": {"type": "string", "enum": ["Ada", "Cook"]}}, "required": ["who"]});
+        let user = format!(
+            "{QUESTION}\n\n### Reply format\nTwo sections.\n{}",
+            simulated::sections_schema_line(&schema)
+        );
+        let body = json!({
+            "model": "sim-1",
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+            "seed": 3,
+        });
+        let v: Value = post(&s, "/chat/completions", &body)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let content = v["choices"][0]["message"]["content"].as_str().unwrap();
+        let parsed = simulated::parse_sections(content, &schema).expect("two sections");
+        assert_eq!(parsed["who"], "Ada", "{content}");
         s.shutdown().await;
     }
 

@@ -128,6 +128,44 @@ fn murderer_who_is_nobody_is_refused_naming_the_field() {
 }
 
 #[test]
+fn a_framework_under_a_protocol_it_was_not_built_for_is_refused() {
+    let tmp = tempdir();
+    let line = refused(
+        tmp.path(),
+        &with_script(
+            &night_ferry(),
+            &["--framework", "mirage", "--protocol", "wellplay"],
+        ),
+        true,
+    );
+    assert_names(&line, &["mirage", "wellplay"]);
+    let line = refused(
+        tmp.path(),
+        &with_script(&night_ferry(), &["--protocol", "poker"]),
+        true,
+    );
+    assert_names(&line, &["--protocol", "poker"]);
+    let line = refused(
+        tmp.path(),
+        &with_script(
+            &night_ferry(),
+            &["--framework", "player", "--murderer-framework", "op"],
+        ),
+        true,
+    );
+    assert_names(&line, &["--murderer-framework", "op"]);
+    let line = refused(
+        tmp.path(),
+        &with_script(
+            &night_ferry(),
+            &["--protocol", "wellplay", "--questions-per-round", "0"],
+        ),
+        true,
+    );
+    assert_names(&line, &["--questions-per-round"]);
+}
+
+#[test]
 fn unknown_framework_is_refused() {
     let tmp = tempdir();
     let line = refused(

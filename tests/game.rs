@@ -253,8 +253,8 @@ async fn llm_judge_calls_are_evaluation_usage() {
     let judgements: Vec<_> = events.iter().filter(|e| e["kind"] == "judgement").collect();
     assert_eq!(
         judgements.len(),
-        script.factual.len() * script.characters.len(),
-        "one judgement per factual answer"
+        (script.factual.len() + script.inferential.len()) * script.characters.len(),
+        "one judgement per factual answer and one per inferential rationale"
     );
     assert!(judgements
         .iter()

@@ -281,13 +281,7 @@ impl Actor for Character {
             1
         };
         let system = render_system(&args, acts_released)?;
-        let mut facts = text::sentences(&c.story);
-        facts.extend(text::sentences(&c.timeline));
-        facts.extend(c.acts.iter().flat_map(|a| text::sentences(a)));
-        facts.extend(c.relationships.iter().flat_map(|r| text::sentences(r)));
-        if !c.is_murderer() {
-            facts.extend(c.secrets.iter().flat_map(|r| text::sentences(r)));
-        }
+        let facts = script_facts_until(c, acts_released);
         Ok(State {
             murderer: c.is_murderer(),
             args,
@@ -464,14 +458,35 @@ fn unsupported(f: Framework, request: &'static str) -> AgentError {
     }
 }
 
+/// The sentences of a character's script up to act `acts` that Self-Refinement may offer as facts: a
+/// later act is never drawn on before it is handed out, and a murderer's secrets never.
+fn script_facts_until(c: &crate::script::Character, acts: u32) -> Vec<String> {
+    let mut facts = text::sentences(&c.story);
+    facts.extend(text::sentences(&c.timeline));
+    facts.extend(
+        c.acts
+            .iter()
+            .take(acts.max(1) as usize)
+            .flat_map(|a| text::sentences(a)),
+    );
+    facts.extend(c.relationships.iter().flat_map(|r| text::sentences(r)));
+    if !c.is_murderer() {
+        facts.extend(c.secrets.iter().flat_map(|r| text::sentences(r)));
+    }
+    facts
+}
+
 /// Renders the framework's system prompt: persona, rules and the character's script up to act `acts`.
 /// Every framework's `system.j2` gets the same variables; the omniscient reference (OP) also uses
 /// `everyone`, every character's script.
-pub(super) fn render_system(args: &CharacterArgs, acts: u32) -> Result<String, AgentError> {
+pub(super) fn render_system(args: &CharacterArgs, acts: u32) -> Result<String, PromptError> {
     let s = &args.script;
     let c = s
         .character(&args.name)
-        .ok_or_else(|| unsupported(args.framework, "play a character the script does not have"))?;
+        .ok_or_else(|| PromptError::Template {
+            name: format!("{}/system.j2", args.framework),
+            message: format!("the script has no character named {}", args.name),
+        })?;
     let cast: Vec<Value> = s
         .characters
         .iter()
@@ -490,7 +505,7 @@ pub(super) fn render_system(args: &CharacterArgs, acts: u32) -> Result<String, A
             })
         })
         .collect();
-    Ok(args.prompts.render(
+    args.prompts.render(
         "system",
         context! {
             name => c.name, title => s.title, murderer => c.is_murderer(), premise => s.premise,
@@ -501,7 +516,7 @@ pub(super) fn render_system(args: &CharacterArgs, acts: u32) -> Result<String, A
             protocol => args.protocol.protocol.as_str(),
             force_expose => args.protocol.mirage.force_expose,
         },
-    )?)
+    )
 }
 
 /// Collects a turn's steps and attributes usage: a step takes the usage accrued since the last step.
@@ -781,6 +796,9 @@ impl State {
     async fn release(&mut self, turn: &mut TurnBuilder, act: u32) -> Result<(), AgentError> {
         self.acts_released = self.acts_released.max(act);
         self.system = render_system(&self.args, self.acts_released)?;
+        if let Some(c) = self.args.script.character(&self.args.name) {
+            self.facts = script_facts_until(c, self.acts_released);
+        }
         if self.args.framework == Framework::Mirage {
             mirage::released(self, turn, act).await?;
         }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::Protocol;
 
 /// An agent framework.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Framework {
     /// ThinkThrice: Memory Retrieval, Self-Refinement, Self-Verification.
@@ -64,6 +64,15 @@ impl Framework {
         match self {
             Framework::Mirage => &[Protocol::Mirage],
             _ => &[Protocol::ThinkThrice, Protocol::WellPlay],
+        }
+    }
+
+    /// The shared evaluation prompts it uses: ThinkThrice answers factual and inferential questions
+    /// through its own MR/SR/SV pipeline and prompts, and multiple choice like everyone else.
+    pub fn eval_purposes(self) -> &'static [&'static str] {
+        match self {
+            Framework::ThinkThrice => &["answer_choice"],
+            _ => EVAL_PURPOSES,
         }
     }
 

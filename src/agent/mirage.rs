@@ -1,80 +1,632 @@
-//! The MIRAGE agent (being written).
+//! The MIRAGE agent (MIRAGE §2.3 and Appendix H): every output in `### THOUGHT:` / `### RESPONSE:` form,
+//! and the paper's auxiliary modules, identical for every model.
+//!
+//! - **Summarization.** When the character's script (the system prompt) is longer than
+//!   `script_summary_tokens`, the agent summarizes it once — again whenever a stage is released — and
+//!   plays from the summary. When what it has seen since its last summary is longer than
+//!   `history_tokens`, the older part (whole events) is folded into a running summary and only the newest
+//!   events, up to half the budget, stay verbatim. Both summaries are private `summary` events. A cap of
+//!   0 turns that summary off.
+//! - **Trust and Suspicion.** After each open conversation the agent scores every other character with
+//!   two separate calls, as integers from 0 (none) to 10 (complete), normalised to 0..=1 (divided by 10)
+//!   in the turn's data. The paper's 0-1-2 scale is too coarse to be useful here: most judgements land
+//!   on 0, and a character whom nobody scores above 0 has no TII at all.
+//! - **Rerun.** The gateway re-asks unparseable replies with the format restated and counts every parse
+//!   failure in the usage (`parse_failures`); nothing is repaired here.
+//!
+//! The agent reads the whole conversation it may see, in order (the memory's history), not a top-k: that
+//! is how the paper feeds `{history}` to every prompt. Each reply's THOUGHT becomes a private `thought`
+//! event carrying that call's usage.
+//!
+//! Gameplay calls use the summary in place of the script when there is one; evaluation (shared with the
+//! other frameworks, `answers.rs`) still sees the full script, so arms are compared on what they
+//! learned in play, not on how their scripts were compressed.
 
-use serde_json::Value;
+use minijinja::context;
+use serde_json::{json, Map, Value};
 
 use super::character::{ClueChoice, State, TurnBuilder};
 use super::AgentError;
+use crate::llm::simulated::{sections_schema_line, split_sections};
+use crate::llm::{tokens, LlmError, Phase, ResponseSchema, Usage};
+use crate::memory::Recalled;
 
 /// Gameplay prompts of this framework.
-pub const PURPOSES: &[&str] = &["system"];
+pub const PURPOSES: &[&str] = &[
+    "system",
+    "system_summary",
+    "summarize_script",
+    "summarize_history",
+    "history",
+    "format",
+    "introduce",
+    "converse",
+    "interact",
+    "answer",
+    "trust",
+    "suspicion",
+    "accuse",
+    "vote",
+];
+
+/// Tokens a reply may spend on its THOUGHT on top of the budget of what it says.
+const THOUGHT_TOKENS: u32 = 200;
+/// The top of the trust and suspicion scale (integers 0..=10).
+const SCORE_MAX: u32 = 10;
+/// Budget of a choice with a short reason (an accusation, a vote, an interaction).
+const CHOICE_TOKENS: u32 = 200;
+/// A running history summary is never given less than this, whatever the cap.
+const MIN_HISTORY_SUMMARY_TOKENS: u64 = 64;
 
 /// Per-character state of the framework.
 #[derive(Debug, Default)]
-pub struct MirageState {}
+pub struct MirageState {
+    /// The system prompt built on the script summary, used by gameplay calls instead of the full script;
+    /// `None` while the script fits under the cap.
+    brief: Option<String>,
+    /// Acts the script was last measured (and perhaps summarized) for.
+    prepared_for: Option<u32>,
+    /// The running summary of the history up to `summarized_until`.
+    history_summary: Option<String>,
+    /// The last event folded into `history_summary`.
+    summarized_until: Option<u64>,
+    /// What the character did in its last interaction (the paper's `last_action`).
+    last_action: Option<Value>,
+}
 
-fn todo() -> AgentError {
-    AgentError::Unsupported {
-        framework: "mirage",
-        request: "play yet",
+/// The RESPONSE schema of free text (speech, answers, summaries).
+fn text_schema() -> Value {
+    json!({"type": "string"})
+}
+
+/// An error for a structured reply the gateway accepted but that cannot be used.
+fn unusable(purpose: &str, reason: String) -> AgentError {
+    AgentError::Llm(LlmError::Unparseable {
+        purpose: purpose.to_string(),
+        schema: purpose.to_string(),
+        attempts: 1,
+        reason,
+        usage: Usage::default(),
+    })
+}
+
+/// One gameplay call in the two-section format: the prompt, then the format paragraph with the
+/// RESPONSE's schema line (the gateway's re-ask and the simulated model both find it there). The
+/// THOUGHT is recorded as a private step; the checked RESPONSE value is returned.
+async fn sections_call(
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    purpose: &str,
+    prompt: String,
+    schema: Value,
+    max_tokens: u32,
+) -> Result<Value, AgentError> {
+    let format = st.args.prompts.render(
+        "format",
+        context! { text => schema == text_schema(), schema_line => sections_schema_line(&schema) },
+    )?;
+    // The format must stay one paragraph: the re-ask and the simulated model split prompts at blank
+    // lines.
+    let format: Vec<&str> = format.lines().filter(|l| !l.trim().is_empty()).collect();
+    let user = format!("{prompt}\n\n{}", format.join("\n"));
+    let request_schema = ResponseSchema::sections(purpose, schema);
+    let full = st
+        .mirage
+        .brief
+        .clone()
+        .map(|brief| std::mem::replace(&mut st.system, brief));
+    let r = st
+        .call(
+            turn,
+            purpose,
+            user,
+            max_tokens,
+            Some(request_schema),
+            Phase::Gameplay,
+        )
+        .await;
+    if let Some(full) = full {
+        st.system = full;
+    }
+    let (content, value) = r?;
+    let thought = split_sections(&content)
+        .map(|s| s.thought)
+        .unwrap_or_default();
+    if !thought.is_empty() {
+        let name = st.name().to_string();
+        turn.step(
+            "thought",
+            &name,
+            thought,
+            Some(json!({ "purpose": purpose })),
+        );
+    }
+    value.ok_or_else(|| unusable(purpose, "the reply carried no RESPONSE value".into()))
+}
+
+/// The text of a free-text RESPONSE.
+fn text_of(v: &Value) -> String {
+    v.as_str().unwrap_or_default().trim().to_string()
+}
+
+/// `text` cut to at most `cap` tokens at a sentence boundary, so a summary never ends in half a sentence
+/// (which the next prompt would read as part of whatever follows); a first sentence longer than the cap
+/// is cut at a token boundary.
+fn fit(text: &str, cap: u64) -> String {
+    if tokens::count(text) <= cap {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for s in crate::text::sentences(text) {
+        let next = if out.is_empty() {
+            s.clone()
+        } else {
+            format!("{out} {s}")
+        };
+        if tokens::count(&next) > cap {
+            break;
+        }
+        out = next;
+    }
+    if out.is_empty() {
+        tokens::truncate(text, cap)
+    } else {
+        out
     }
 }
 
+/// Summarization of the script: measures the released script and, when it is over the cap, summarizes
+/// it and switches gameplay calls to a system prompt built on the summary. Runs once per release.
+async fn prepare(st: &mut State, turn: &mut TurnBuilder) -> Result<(), AgentError> {
+    if st.mirage.prepared_for == Some(st.acts_released) {
+        return Ok(());
+    }
+    st.mirage.prepared_for = Some(st.acts_released);
+    st.mirage.brief = None;
+    let cap = st.args.protocol.mirage.script_summary_tokens;
+    let length = tokens::count(&st.system);
+    if cap == 0 || length <= u64::from(cap) {
+        return Ok(());
+    }
+    let others: Vec<&str> = st
+        .args
+        .script
+        .characters
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|n| *n != st.name())
+        .collect();
+    let prompt = st.args.prompts.render(
+        "summarize_script",
+        context! { name => st.name(), cap => cap, victims => st.victim_names(), others => others },
+    )?;
+    let v = sections_call(
+        st,
+        turn,
+        "summarize_script",
+        prompt,
+        text_schema(),
+        cap + THOUGHT_TOKENS,
+    )
+    .await?;
+    let summary = fit(&text_of(&v), u64::from(cap));
+    let name = st.name().to_string();
+    turn.step(
+        "summary",
+        &name,
+        summary.clone(),
+        Some(json!({
+            "of": "script",
+            "acts": st.acts_released,
+            "script_tokens": length,
+            "summary_tokens": tokens::count(&summary),
+        })),
+    );
+    let s = &st.args.script;
+    let victims: Vec<&str> = s.victims.iter().map(|v| v.name.as_str()).collect();
+    let cast: Vec<Value> = s
+        .characters
+        .iter()
+        .map(|c| json!({"name": c.name, "public": c.public}))
+        .collect();
+    let brief = st.args.prompts.render(
+        "system_summary",
+        context! {
+            name => name, title => s.title, murderer => st.murderer, premise => s.premise,
+            victims => victims, cast => cast, summary => summary,
+            force_expose => st.args.protocol.mirage.force_expose,
+        },
+    )?;
+    st.mirage.brief = Some(brief);
+    Ok(())
+}
+
+/// Where to cut `records` so that the newest whole events after the cut fit in `keep` tokens: the
+/// index of the first record kept (`records.len()` when even the newest event does not fit).
+fn split_point(records: &[Recalled], sizes: &[u64], keep: u64) -> usize {
+    let mut kept = 0;
+    let mut cut = records.len();
+    while cut > 0 {
+        let event = records[cut - 1].event;
+        let mut start = cut;
+        let mut group = 0;
+        while start > 0 && records[start - 1].event == event {
+            group += sizes[start - 1];
+            start -= 1;
+        }
+        if kept + group > keep {
+            break;
+        }
+        kept += group;
+        cut = start;
+    }
+    cut
+}
+
+/// The history block of a prompt: the running summary, then everything seen since, in order —
+/// summarizing the older part first when it is over the cap.
+async fn history_block(st: &mut State, turn: &mut TurnBuilder) -> Result<String, AgentError> {
+    let records = st.history(st.mirage.summarized_until).await?;
+    let cap = u64::from(st.args.protocol.mirage.history_tokens);
+    let sizes: Vec<u64> = records.iter().map(|r| tokens::count(&r.text)).collect();
+    let total: u64 = sizes.iter().sum();
+    let mut from = 0;
+    if cap > 0 && total > cap {
+        let budget = (cap / 2).max(MIN_HISTORY_SUMMARY_TOKENS);
+        let cut = split_point(&records, &sizes, cap / 2);
+        if cut > 0 {
+            summarize_history(st, turn, &records[..cut], budget).await?;
+            from = cut;
+        }
+    }
+    let texts: Vec<&str> = records[from..].iter().map(|r| r.text.as_str()).collect();
+    Ok(st.args.prompts.render(
+        "history",
+        context! { summary => st.mirage.history_summary, records => texts },
+    )?)
+}
+
+/// Folds `old` (and the previous summary) into a new running summary of at most `budget` tokens.
+async fn summarize_history(
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    old: &[Recalled],
+    budget: u64,
+) -> Result<(), AgentError> {
+    let texts: Vec<&str> = old.iter().map(|r| r.text.as_str()).collect();
+    let players: Vec<&str> = st
+        .args
+        .script
+        .characters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let prompt = st.args.prompts.render(
+        "summarize_history",
+        context! {
+            previous => st.mirage.history_summary, records => texts, cap => budget,
+            players => players, victims => st.victim_names(),
+        },
+    )?;
+    let max = u32::try_from(budget)
+        .unwrap_or(u32::MAX)
+        .saturating_add(THOUGHT_TOKENS);
+    let v = sections_call(st, turn, "summarize_history", prompt, text_schema(), max).await?;
+    let summary = fit(&text_of(&v), budget);
+    let until = old.last().map(|r| r.event);
+    st.mirage.history_summary = Some(summary.clone());
+    st.mirage.summarized_until = until.or(st.mirage.summarized_until);
+    let name = st.name().to_string();
+    turn.step(
+        "summary",
+        &name,
+        summary,
+        Some(json!({ "of": "history", "until": until, "records": old.len() })),
+    );
+    Ok(())
+}
+
+/// A speech: the self-introduction (iteration 0) or one turn of an open conversation.
 pub(super) async fn converse(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
-    _host_line: &str,
-    _iteration: u32,
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    host_line: &str,
+    iteration: u32,
 ) -> Result<String, AgentError> {
-    Err(todo())
+    prepare(st, turn).await?;
+    let history = history_block(st, turn).await?;
+    let purpose = if iteration == 0 {
+        "introduce"
+    } else {
+        "converse"
+    };
+    let prompt = st.args.prompts.render(
+        purpose,
+        context! {
+            history => history, host_line => host_line, iteration => iteration,
+            name => st.name(), victims => st.victim_names(), murderer => st.murderer,
+        },
+    )?;
+    let budget = st.args.config.max_tokens + THOUGHT_TOKENS;
+    let v = sections_call(st, turn, purpose, prompt, text_schema(), budget).await?;
+    Ok(text_of(&v))
 }
 
+/// Ask or Investigate. Returns what the character says (its question, or its words as it searches) and
+/// `{"action": "ask", "target", "question"}` or `{"action": "investigate", "clue"}`.
 pub(super) async fn interact(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
-    _candidates: &[String],
-    _clues: &[ClueChoice],
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    candidates: &[String],
+    clues: &[ClueChoice],
 ) -> Result<(String, Value), AgentError> {
-    Err(todo())
+    prepare(st, turn).await?;
+    let history = history_block(st, turn).await?;
+    // A clue is offered by its id and where it is found: the id keeps the choice exact, the place is
+    // what a player chooses by.
+    let offers: Vec<String> = clues
+        .iter()
+        .map(|c| format!("{}: {}", c.id, c.place))
+        .collect();
+    let mut actions = vec!["ask"];
+    if !clues.is_empty() {
+        actions.push("investigate");
+    }
+    let mut props = Map::new();
+    props.insert("action".into(), json!({"type": "string", "enum": actions}));
+    props.insert(
+        "target".into(),
+        json!({"type": "string", "enum": candidates, "description": "whom to ask"}),
+    );
+    if !clues.is_empty() {
+        props.insert(
+            "clue".into(),
+            json!({"type": "string", "enum": offers, "description": "which clue to investigate"}),
+        );
+    }
+    props.insert(
+        "content".into(),
+        json!({"type": "string", "description": "the question, or what you say as you investigate"}),
+    );
+    let required: Vec<&String> = props.keys().collect();
+    let schema = json!({"type": "object", "properties": props, "required": required, "additionalProperties": false});
+    let prompt = st.args.prompts.render(
+        "interact",
+        context! {
+            history => history, candidates => candidates, clues => offers,
+            last_action => st.mirage.last_action, victims => st.victim_names(),
+        },
+    )?;
+    let v = sections_call(
+        st,
+        turn,
+        "interact",
+        prompt,
+        schema,
+        CHOICE_TOKENS + THOUGHT_TOKENS,
+    )
+    .await?;
+    let content = v["content"].as_str().unwrap_or_default().trim().to_string();
+    match v["action"].as_str() {
+        Some("investigate") => {
+            let chosen = v["clue"].as_str().unwrap_or_default();
+            let clue = offers
+                .iter()
+                .position(|o| o == chosen)
+                .map(|i| clues[i].id.clone())
+                .ok_or_else(|| unusable("interact", format!("no clue `{chosen}` on offer")))?;
+            st.mirage.last_action =
+                Some(json!({"action": "investigate", "clue": chosen, "content": content}));
+            Ok((content, json!({"action": "investigate", "clue": clue})))
+        }
+        Some("ask") => {
+            let target = v["target"]
+                .as_str()
+                .filter(|t| candidates.iter().any(|c| c == t))
+                .ok_or_else(|| unusable("interact", "asked nobody on offer".into()))?
+                .to_string();
+            st.mirage.last_action =
+                Some(json!({"action": "ask", "target": target, "content": content}));
+            Ok((
+                content.clone(),
+                json!({"action": "ask", "target": target, "question": content}),
+            ))
+        }
+        other => Err(unusable("interact", format!("unknown action {other:?}"))),
+    }
 }
 
+/// The Trust and Suspicion modules: two calls, each scoring every one of `others` from 0 to 10. Returns
+/// one line per character and `{"trust": {name: score}, "suspicion": {name: score}, "scale": 10}` with
+/// scores normalised to 0..=1.
 pub(super) async fn score(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
-    _others: &[String],
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    others: &[String],
 ) -> Result<(String, Value), AgentError> {
-    Err(todo())
+    prepare(st, turn).await?;
+    let history = history_block(st, turn).await?;
+    let mut data = Map::new();
+    for module in ["trust", "suspicion"] {
+        let mut props = Map::new();
+        for o in others {
+            props.insert(
+                o.clone(),
+                json!({"type": "integer", "minimum": 0, "maximum": SCORE_MAX}),
+            );
+        }
+        let schema = json!({"type": "object", "properties": props, "required": others, "additionalProperties": false});
+        let prompt = st.args.prompts.render(
+            module,
+            context! { history => history, others => others, victims => st.victim_names(), top => SCORE_MAX },
+        )?;
+        let budget = 40 + 12 * others.len() as u32 + THOUGHT_TOKENS;
+        let v = sections_call(st, turn, module, prompt, schema, budget).await?;
+        let mut scores = Map::new();
+        for o in others {
+            let raw = v[o.as_str()]
+                .as_f64()
+                .ok_or_else(|| unusable(module, format!("no score for {o}")))?;
+            scores.insert(
+                o.clone(),
+                json!((raw / f64::from(SCORE_MAX)).clamp(0.0, 1.0)),
+            );
+        }
+        data.insert(module.to_string(), Value::Object(scores));
+    }
+    data.insert("scale".into(), json!(SCORE_MAX));
+    let lines = st.lines();
+    let text: Vec<String> = others
+        .iter()
+        .map(|o| {
+            let t = data["trust"][o.as_str()].as_f64().unwrap_or_default();
+            let s = data["suspicion"][o.as_str()].as_f64().unwrap_or_default();
+            lines.mirage_scores(o, t, s)
+        })
+        .collect();
+    Ok((text.join("\n"), Value::Object(data)))
 }
 
+/// The accusation before the vote: one of `candidates` and the reasons, said aloud.
 pub(super) async fn accuse(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
-    _candidates: &[String],
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    candidates: &[String],
 ) -> Result<(String, String), AgentError> {
-    Err(todo())
+    prepare(st, turn).await?;
+    let history = history_block(st, turn).await?;
+    let prompt = st.args.prompts.render(
+        "accuse",
+        context! { history => history, candidates => candidates, victims => st.victim_names(), murderer => st.murderer },
+    )?;
+    choose(
+        st,
+        turn,
+        "accuse",
+        prompt,
+        ("accused", candidates),
+        "reason",
+    )
+    .await
 }
 
+/// A structured choice among `choices` with a reason, in sections form.
+async fn choose(
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    purpose: &str,
+    prompt: String,
+    (key, choices): (&str, &[String]),
+    reason_key: &str,
+) -> Result<(String, String), AgentError> {
+    let schema = json!({"type": "object", "properties": {
+        key: {"type": "string", "enum": choices},
+        reason_key: {"type": "string"},
+    }, "required": [key, reason_key], "additionalProperties": false});
+    let v = sections_call(
+        st,
+        turn,
+        purpose,
+        prompt,
+        schema,
+        CHOICE_TOKENS + THOUGHT_TOKENS,
+    )
+    .await?;
+    let chosen = v[key]
+        .as_str()
+        .filter(|c| choices.iter().any(|x| x == c))
+        .ok_or_else(|| unusable(purpose, format!("`{key}` is none of the options")))?;
+    Ok((
+        chosen.to_string(),
+        v[reason_key]
+            .as_str()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    ))
+}
+
+/// The answer to a question put by `asker` (the asked character must answer).
 pub(super) async fn answer(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
-    _asker: &str,
-    _question: &str,
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    asker: &str,
+    question: &str,
 ) -> Result<String, AgentError> {
-    Err(todo())
+    prepare(st, turn).await?;
+    let history = history_block(st, turn).await?;
+    let prompt = st.args.prompts.render(
+        "answer",
+        context! { history => history, asker => asker, question => question, murderer => st.murderer },
+    )?;
+    let budget = st.args.config.max_tokens + THOUGHT_TOKENS;
+    let v = sections_call(st, turn, "answer", prompt, text_schema(), budget).await?;
+    Ok(text_of(&v))
 }
 
+/// The vote among `candidates` (the accused).
 pub(super) async fn vote(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
-    _vote_call: &str,
-    _candidates: &[String],
+    st: &mut State,
+    turn: &mut TurnBuilder,
+    vote_call: &str,
+    candidates: &[String],
 ) -> Result<(String, String), AgentError> {
-    Err(todo())
+    prepare(st, turn).await?;
+    let history = history_block(st, turn).await?;
+    let prompt = st.args.prompts.render(
+        "vote",
+        context! { history => history, vote_call => vote_call, candidates => candidates, victims => st.victim_names() },
+    )?;
+    choose(st, turn, "vote", prompt, ("vote", candidates), "reason").await
 }
 
+/// A stage was released (the system prompt already holds it): the script is measured again and, when
+/// it is over the cap, summarized again now, so the cost lands on the hand-over.
 pub(super) async fn released(
-    _st: &mut State,
-    _turn: &mut TurnBuilder,
+    st: &mut State,
+    turn: &mut TurnBuilder,
     _act: u32,
 ) -> Result<(), AgentError> {
-    Ok(())
+    st.mirage.prepared_for = None;
+    prepare(st, turn).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(event: u64) -> Recalled {
+        Recalled {
+            text: format!("record of event {event}"),
+            score: 0.0,
+            event,
+        }
+    }
+
+    #[test]
+    fn summaries_are_cut_between_sentences() {
+        let text = "Ada left at nine. Ben stayed in the saloon until midnight. The cook slept.";
+        assert_eq!(fit(text, 100), text);
+        let two = "Ada left at nine. Ben stayed in the saloon until midnight.";
+        let cap = tokens::count(two);
+        assert_eq!(fit(text, cap), two);
+        assert_eq!(fit(text, cap + 1), two, "not a half of the third sentence");
+        assert_eq!(fit(text, 2), tokens::truncate(text, 2), "one long sentence");
+    }
+
+    #[test]
+    fn the_history_is_cut_between_whole_events() {
+        // Events 1 (two chunks), 2, 3 (two chunks): sizes 5+5, 4, 3+3.
+        let records = vec![rec(1), rec(1), rec(2), rec(3), rec(3)];
+        let sizes = vec![5, 5, 4, 3, 3];
+        assert_eq!(
+            split_point(&records, &sizes, 6),
+            3,
+            "event 3 fits, 2 does not"
+        );
+        assert_eq!(split_point(&records, &sizes, 10), 2, "events 2 and 3");
+        assert_eq!(split_point(&records, &sizes, 5), 5, "not even event 3");
+        assert_eq!(split_point(&records, &sizes, 100), 0, "everything fits");
+        assert_eq!(split_point(&[], &[], 10), 0);
+    }
 }

@@ -11,10 +11,11 @@ use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::json;
 
-use super::judge::Judge;
+use super::formulas::informed_correct;
 use crate::agent::CharacterMsg;
 use crate::game::{
-    choice_correct, request_turn, ChoiceScores, Draft, FactualScores, GameError, Transcript,
+    choice_correct, request_turn, ChoiceScores, ChoiceTally, Draft, FactualScores, GameError,
+    Judges, MirageOutcome, MirageScores, Transcript,
 };
 use crate::script::{option_letter, Script};
 
@@ -23,8 +24,14 @@ use crate::script::{option_letter, Script};
 pub struct EvalReport {
     pub factual: FactualScores,
     pub inferential_accuracy: Option<f64>,
+    /// Right option and a rationale scored at or above the threshold.
+    pub informed_accuracy: Option<f64>,
+    /// Mean rationale score (1-5).
+    pub rationale_score: Option<f64>,
     /// WellPlay multiple choice, when the script has questions for the players.
     pub choice: Option<ChoiceScores>,
+    /// MIRAGE's metrics, for MIRAGE games.
+    pub mirage: Option<MirageScores>,
 }
 
 /// Messages to the evaluator.
@@ -32,6 +39,8 @@ pub enum EvaluatorMsg {
     /// Evaluate every agent, appending to the transcript (returned even on failure).
     Evaluate {
         transcript: Transcript,
+        /// What the MIRAGE protocol recorded (trust, suspicion, investigations), for its metrics.
+        mirage: Option<MirageOutcome>,
         reply: RpcReplyPort<(Transcript, Result<EvalReport, GameError>)>,
     },
 }
@@ -40,7 +49,11 @@ pub enum EvaluatorMsg {
 pub struct EvaluatorArgs {
     pub script: Arc<Script>,
     pub characters: Vec<(String, ActorRef<CharacterMsg>)>,
-    pub judge: Judge,
+    pub judges: Judges,
+    /// Times each multiple-choice question is asked.
+    pub choice_repeats: u32,
+    /// Minimum rationale score for informed accuracy.
+    pub rationale_threshold: u8,
     pub game_id: String,
     pub progress: Option<indicatif::ProgressBar>,
 }
@@ -70,9 +83,10 @@ impl Actor for Evaluator {
         match msg {
             EvaluatorMsg::Evaluate {
                 mut transcript,
+                mirage,
                 reply,
             } => {
-                let r = evaluate(st, &mut transcript).await;
+                let r = evaluate(st, &mut transcript, mirage.as_ref()).await;
                 let r = r.and_then(|rep| transcript.flush().map(|_| rep).map_err(GameError::from));
                 let _ = reply.send((transcript, r));
             }
@@ -90,13 +104,18 @@ fn push(st: &EvaluatorArgs, t: &mut Transcript, d: Draft) -> Result<u64, GameErr
     Ok(t.push(STAGE, d)?)
 }
 
-async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, GameError> {
+async fn evaluate(
+    st: &EvaluatorArgs,
+    t: &mut Transcript,
+    mirage: Option<&MirageOutcome>,
+) -> Result<EvalReport, GameError> {
     if let Some(pb) = &st.progress {
         pb.set_message("evaluation");
     }
     // category → (correct, answered)
     let mut tallies: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
-    let (mut inf_correct, mut inf_total) = (0usize, 0usize);
+    let (mut inf_correct, mut inf_total, mut informed) = (0usize, 0usize, 0usize);
+    let mut rationale_scores: Vec<f64> = Vec::new();
     for (name, actor) in &st.characters {
         for (qi, q) in st.script.factual.iter().enumerate() {
             let category = if q.character == *name {
@@ -117,7 +136,8 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
             }
             let seq = t.events().len() as u64;
             let verdict = st
-                .judge
+                .judges
+                .factual
                 .grade(&st.game_id, seq, &q.question, &q.answer, &turn.text)
                 .await
                 .map_err(|e| GameError::Agent {
@@ -159,10 +179,25 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
             }
             let choice = turn.choice.clone().unwrap_or_default();
             let correct = q.answer_index().is_some_and(|i| option_letter(i) == choice);
+            let seq = t.events().len() as u64;
+            let rationale = st
+                .judges
+                .rationale
+                .grade_rationale(&st.game_id, seq, &q.question, &q.rationale, &turn.text)
+                .await
+                .map_err(|e| GameError::Agent {
+                    agent: "judge".into(),
+                    error: Box::new(e.into()),
+                })?;
+            let is_informed = informed_correct(correct, rationale.score, st.rationale_threshold);
             inf_correct += usize::from(correct);
+            informed += usize::from(is_informed);
             inf_total += 1;
-            let data =
-                json!({ "question": qi, "choice": choice, "answer": q.answer, "correct": correct });
+            rationale_scores.push(f64::from(rationale.score));
+            let data = json!({
+                "question": qi, "choice": choice, "answer": q.answer, "correct": correct,
+                "rationale_score": rationale.score, "informed": is_informed,
+            });
             push(
                 st,
                 t,
@@ -170,6 +205,16 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
                     .with_usage(turn.usage)
                     .with_data(data),
             )?;
+            if !rationale.usage.is_empty() {
+                let j = Draft::private(
+                    "judgement",
+                    "judge",
+                    &[name],
+                    format!("rationale score: {}", rationale.score),
+                )
+                .with_usage(rationale.usage);
+                push(st, t, j)?;
+            }
         }
     }
     let choice = choice_questions(st, t).await?;
@@ -192,64 +237,92 @@ async fn evaluate(st: &EvaluatorArgs, t: &mut Transcript) -> Result<EvalReport, 
         mq: acc("mq"),
         others,
         counts: tallies.iter().map(|(k, v)| (k.to_string(), v.1)).collect(),
-        judge: st.judge.describe(),
+        judge: st.judges.factual.describe(),
     };
     Ok(EvalReport {
         factual,
         inferential_accuracy: (inf_total > 0).then(|| inf_correct as f64 / inf_total as f64),
+        informed_accuracy: (inf_total > 0).then(|| informed as f64 / inf_total as f64),
+        rationale_score: super::stats::mean(&rationale_scores),
         choice,
+        mirage: match mirage {
+            Some(outcome) => Some(super::mirage::score(st, t, outcome).await?),
+            None => None,
+        },
     })
 }
 
 /// Asks every agent the WellPlay multiple-choice questions written for its character and scores them
 /// (10/5/2 points by category; a multiple-answer question counts only when every true letter and
-/// nothing else is chosen).
+/// nothing else is chosen). The whole set is asked `choice_repeats` times (PLAYER* runs each evaluation
+/// three times); each repeat's calls get fresh sample indices, so at temperature > 0 answers vary.
 async fn choice_questions(
     st: &EvaluatorArgs,
     t: &mut Transcript,
 ) -> Result<Option<ChoiceScores>, GameError> {
-    let mut scores = ChoiceScores::default();
-    for (name, actor) in &st.characters {
-        for (qi, q) in st.script.choice.iter().enumerate() {
-            if q.character.as_deref() != Some(name.as_str()) {
-                continue;
+    let mut scores = ChoiceScores {
+        repeats: st.choice_repeats,
+        ..ChoiceScores::default()
+    };
+    for repeat in 0..st.choice_repeats {
+        let mut this_repeat = ChoiceTally::default();
+        let mut this_category: BTreeMap<String, ChoiceTally> = BTreeMap::new();
+        for (name, actor) in &st.characters {
+            for (qi, q) in st.script.choice.iter().enumerate() {
+                if q.character.as_deref() != Some(name.as_str()) {
+                    continue;
+                }
+                let (question, options, multiple) =
+                    (q.question.clone(), q.options.clone(), q.multiple);
+                let mut turn = request_turn(actor, name, |reply| CharacterMsg::AnswerChoice {
+                    question,
+                    options,
+                    multiple,
+                    reply,
+                })
+                .await?;
+                for step in std::mem::take(&mut turn.steps) {
+                    push(st, t, step)?;
+                }
+                let correct = choice_correct(&turn.choices, &q.truth);
+                let points = q.category.points();
+                scores
+                    .by_category
+                    .entry(q.category.as_str().to_string())
+                    .or_default()
+                    .add(correct, points);
+                scores.overall.add(correct, points);
+                this_repeat.add(correct, points);
+                this_category
+                    .entry(q.category.as_str().to_string())
+                    .or_default()
+                    .add(correct, points);
+                scores
+                    .by_agent
+                    .entry(name.clone())
+                    .or_default()
+                    .add(correct, points);
+                let data = json!({
+                    "question": qi, "category": q.category.as_str(), "multiple": q.multiple,
+                    "chosen": turn.choices, "truth": q.truth, "correct": correct,
+                    "points": if correct { points } else { 0 }, "possible": points, "repeat": repeat + 1,
+                });
+                push(
+                    st,
+                    t,
+                    Draft::private("choice_answer", name, &[name], turn.text.clone())
+                        .with_usage(turn.usage)
+                        .with_data(data),
+                )?;
             }
-            let (question, options, multiple) = (q.question.clone(), q.options.clone(), q.multiple);
-            let mut turn = request_turn(actor, name, |reply| CharacterMsg::AnswerChoice {
-                question,
-                options,
-                multiple,
-                reply,
-            })
-            .await?;
-            for step in std::mem::take(&mut turn.steps) {
-                push(st, t, step)?;
+        }
+        if let Some(score) = this_repeat.score() {
+            scores.repeat_scores.push(score);
+        }
+        for (cat, tally) in this_category {
+            if let Some(acc) = tally.accuracy() {
+                scores.repeat_accuracy.entry(cat).or_default().push(acc);
             }
-            let correct = choice_correct(&turn.choices, &q.truth);
-            let points = q.category.points();
-            scores
-                .by_category
-                .entry(q.category.as_str().to_string())
-                .or_default()
-                .add(correct, points);
-            scores.overall.add(correct, points);
-            scores
-                .by_agent
-                .entry(name.clone())
-                .or_default()
-                .add(correct, points);
-            let data = json!({
-                "question": qi, "category": q.category.as_str(), "multiple": q.multiple,
-                "chosen": turn.choices, "truth": q.truth, "correct": correct,
-                "points": if correct { points } else { 0 }, "possible": points,
-            });
-            push(
-                st,
-                t,
-                Draft::private("choice_answer", name, &[name], turn.text.clone())
-                    .with_usage(turn.usage)
-                    .with_data(data),
-            )?;
         }
     }
     Ok((scores.overall.questions > 0).then_some(scores))

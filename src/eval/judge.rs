@@ -1,4 +1,9 @@
-//! Judges of factual answers: lexical by default, an LLM when `--judge-model` is given.
+//! Judges: of factual answers and of inferential rationales (lexical by default, an LLM when a judge
+//! model is given), and of MIRAGE's abilities and script reconstructions (an LLM only: there is no
+//! honest lexical stand-in for "how well did this player reason").
+//!
+//! Every judge call goes through the gateway under the evaluation phase, tagged `agent = judge`, so the
+//! judging bill is separate from the gameplay bill.
 
 use std::sync::Arc;
 
@@ -70,32 +75,21 @@ impl Judge {
                 lang,
             } => {
                 let user = prompts
-                    .render("judge_factual", context! { question => question, reference => reference, candidate => candidate })
-                    .map_err(|e| LlmError::Unparseable { purpose: "judge_factual".into(), schema: "judgement".into(), attempts: 0, reason: e.to_string(), usage: Usage::default() })?;
-                let req = ChatRequest {
-                    model: model.clone(),
-                    messages: vec![
-                        Message::system(crate::game::HostLines(*lang).judge_persona()),
-                        Message::user(user),
-                    ],
-                    temperature: 0.0,
-                    top_p: 1.0,
-                    max_tokens: 20,
-                    schema: Some(ResponseSchema::json(
-                        "judgement",
-                        json!({"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": false}),
-                    )),
-                    logprobs: false,
-                    sample: seq,
-                };
-                let tags = CallTags {
-                    game: game.into(),
-                    agent: "judge".into(),
-                    framework: "judge".into(),
-                    phase: Phase::Evaluation,
-                    purpose: "judge_factual".into(),
-                };
-                let out = gateway.chat(req, tags).await?;
+            .render("factual", context! { question => question, reference => reference, candidate => candidate })
+            .map_err(|e| prompt_error("factual", e))?;
+                let schema = json!({"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": false});
+                let out = ask(
+                    gateway,
+                    model,
+                    *lang,
+                    game,
+                    seq,
+                    "judge_factual",
+                    user,
+                    schema,
+                    20,
+                )
+                .await?;
                 let correct = out
                     .json
                     .as_ref()
@@ -108,5 +102,250 @@ impl Judge {
                 })
             }
         }
+    }
+}
+
+/// A rationale's score on ThinkThrice's 1-5 scale (Table 5), with the cost of getting it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RationaleVerdict {
+    pub score: u8,
+    pub usage: Usage,
+}
+
+impl Judge {
+    /// Scores an inferential answer's rationale against the ground-truth rationale on the 1-5 scale.
+    /// The lexical judge maps ROUGE-L F of the two rationales onto the scale (1 + 4F, rounded): a
+    /// rationale sharing no premise with the reference scores 1, one that restates it scores 5. It is a
+    /// documented stand-in, not the paper's GPT judge; `describe()` says which judge was used.
+    pub async fn grade_rationale(
+        &self,
+        game: &str,
+        seq: u64,
+        question: &str,
+        reference: &str,
+        candidate: &str,
+    ) -> Result<RationaleVerdict, LlmError> {
+        match self {
+            Judge::Lexical { .. } => {
+                let f = super::rouge::rouge_l(reference, candidate).f;
+                Ok(RationaleVerdict {
+                    score: lexical_rationale_score(f),
+                    usage: Usage::default(),
+                })
+            }
+            Judge::Llm {
+                gateway,
+                model,
+                prompts,
+                lang,
+            } => {
+                let user = prompts
+            .render("rationale", context! { question => question, reference => reference, candidate => candidate })
+            .map_err(|e| prompt_error("rationale", e))?;
+                let schema = json!({"type": "object", "properties": {
+                    "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+                    "reason": {"type": "string"}
+                }, "required": ["score", "reason"], "additionalProperties": false});
+                let out = ask(
+                    gateway,
+                    model,
+                    *lang,
+                    game,
+                    seq,
+                    "judge_rationale",
+                    user,
+                    schema,
+                    150,
+                )
+                .await?;
+                let score = out
+                    .json
+                    .as_ref()
+                    .and_then(|v| v["score"].as_u64())
+                    .map(|s| s.clamp(1, 5) as u8)
+                    .unwrap_or(1);
+                Ok(RationaleVerdict {
+                    score,
+                    usage: out.usage,
+                })
+            }
+        }
+    }
+
+    /// MIRAGE ICI and SCI: one ability of one character scored 0-20 by a neutral LLM judge (MIRAGE
+    /// Appendix, "Prompt of ICI evaluation"). `None` for the lexical judge.
+    pub async fn score_ability(
+        &self,
+        game: &str,
+        seq: u64,
+        view: &CharacterView<'_>,
+        ability: &str,
+    ) -> Result<Option<(f64, Usage)>, LlmError> {
+        let Judge::Llm {
+            gateway,
+            model,
+            prompts,
+            lang,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let user = prompts
+            .render("ability", context! {
+                truth => view.truth, cast => view.cast, name => view.name, script => view.script,
+                history => view.history, actions => view.actions, ability => ability,
+            })
+            .map_err(|e| prompt_error("ability", e))?;
+        let schema = json!({"type": "object", "properties": {
+            "analysis": {"type": "string"},
+            "score": {"type": "integer", "minimum": 0, "maximum": 20}
+        }, "required": ["analysis", "score"], "additionalProperties": false});
+        let out = ask(
+            gateway,
+            model,
+            *lang,
+            game,
+            seq,
+            "judge_ability",
+            user,
+            schema,
+            300,
+        )
+        .await?;
+        let score = out
+            .json
+            .as_ref()
+            .and_then(|v| v["score"].as_f64())
+            .unwrap_or(0.0)
+            .clamp(0.0, 20.0);
+        Ok(Some((score, out.usage)))
+    }
+
+    /// MIRAGE SCI: the judge writes the character's script as it can be deduced from their behaviour
+    /// alone (MIRAGE Appendix, "Prompt of SCI evaluation"); compared with the original by ROUGE-L.
+    /// `None` for the lexical judge.
+    pub async fn reconstruct_script(
+        &self,
+        game: &str,
+        seq: u64,
+        view: &CharacterView<'_>,
+    ) -> Result<Option<(String, Usage)>, LlmError> {
+        let Judge::Llm {
+            gateway,
+            model,
+            prompts,
+            lang,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let user = prompts
+            .render("reconstruct", context! { cast => view.cast, name => view.name, history => view.history, actions => view.actions })
+            .map_err(|e| prompt_error("reconstruct", e))?;
+        let schema = json!({"type": "object", "properties": {
+            "reasoning": {"type": "string"},
+            "script": {"type": "string"}
+        }, "required": ["reasoning", "script"], "additionalProperties": false});
+        let out = ask(
+            gateway,
+            model,
+            *lang,
+            game,
+            seq,
+            "judge_reconstruct",
+            user,
+            schema,
+            600,
+        )
+        .await?;
+        let script = out
+            .json
+            .as_ref()
+            .and_then(|v| v["script"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        Ok(Some((script, out.usage)))
+    }
+}
+
+/// What a MIRAGE judge sees of one character: the truth, the cast, the character's script, the whole
+/// public history and the character's own actions.
+#[derive(Debug, Clone, Default)]
+pub struct CharacterView<'a> {
+    pub name: &'a str,
+    pub truth: &'a str,
+    pub cast: Vec<String>,
+    pub script: String,
+    pub history: Vec<String>,
+    pub actions: Vec<String>,
+}
+
+/// The lexical stand-in for the 1-5 rationale score: 1 + 4 × ROUGE-L F, rounded.
+pub fn lexical_rationale_score(rouge_l_f: f64) -> u8 {
+    (1.0 + 4.0 * rouge_l_f.clamp(0.0, 1.0)).round() as u8
+}
+
+/// A judge template that fails to render is reported like an unusable reply of that purpose: the
+/// evaluation cannot go on, and the message names the template.
+fn prompt_error(purpose: &str, e: crate::agent::PromptError) -> LlmError {
+    LlmError::Unparseable {
+        purpose: format!("judge_{purpose}"),
+        schema: purpose.into(),
+        attempts: 0,
+        reason: e.to_string(),
+        usage: Usage::default(),
+    }
+}
+
+/// One judge call: neutral persona, temperature 0, structured output, evaluation phase.
+#[allow(clippy::too_many_arguments)]
+async fn ask(
+    gateway: &Gateway,
+    model: &str,
+    lang: crate::script::Language,
+    game: &str,
+    seq: u64,
+    purpose: &str,
+    user: String,
+    schema: serde_json::Value,
+    max_tokens: u32,
+) -> Result<crate::llm::ChatOutcome, LlmError> {
+    let req = ChatRequest {
+        model: model.to_string(),
+        messages: vec![
+            Message::system(crate::game::HostLines(lang).judge_persona()),
+            Message::user(user),
+        ],
+        temperature: 0.0,
+        top_p: 1.0,
+        max_tokens,
+        schema: Some(ResponseSchema::json(purpose, schema)),
+        logprobs: false,
+        sample: seq,
+    };
+    let tags = CallTags {
+        game: game.into(),
+        agent: "judge".into(),
+        framework: "judge".into(),
+        phase: Phase::Evaluation,
+        purpose: purpose.into(),
+    };
+    gateway.chat(req, tags).await
+}
+
+/// Judge prompt purposes (`prompts/judge/<lang>/`).
+pub const JUDGE_PURPOSES: &[&str] = &["factual", "rationale", "ability", "reconstruct"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_rationale_scores_span_the_scale() {
+        assert_eq!(lexical_rationale_score(0.0), 1);
+        assert_eq!(lexical_rationale_score(0.1), 1);
+        assert_eq!(lexical_rationale_score(0.5), 3);
+        assert_eq!(lexical_rationale_score(0.9), 5);
+        assert_eq!(lexical_rationale_score(1.0), 5);
     }
 }

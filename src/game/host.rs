@@ -158,9 +158,18 @@ impl Run<'_> {
     pub(super) async fn publish(&mut self, stage: &str, mut d: Draft) -> Result<u64, GameError> {
         // Agents remember what players said and the clue cards. The host's procedural lines carry no
         // facts (the premise is in every agent's script), and the reveal must not reach evaluation.
+        // MIRAGE's speeches, investigations, accusations and forced exposures are as much part of the
+        // conversation (MIRAGE: all generated information is visible to all participants).
         let memorable = matches!(
             d.kind.as_str(),
-            "introduction" | "question" | "answer" | "clue"
+            "introduction"
+                | "question"
+                | "answer"
+                | "clue"
+                | "speech"
+                | "investigation"
+                | "accusation"
+                | "exposure"
         );
         if memorable {
             let visible_to: Vec<String> = match &d.visible_to {

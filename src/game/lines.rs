@@ -69,7 +69,11 @@ impl HostLines {
             (Language::En, "question", Some(to)) => format!("[{speaker} asked {to}] "),
             (Language::En, "answer", Some(to)) => format!("[{speaker} answered {to}] "),
             (Language::En, "introduction", _) => format!("[{speaker} introduced themself] "),
+            (Language::En, "accusation", Some(to)) => format!("[{speaker} accused {to}] "),
+            (Language::En, "investigation", _) => format!("[{speaker} investigating] "),
             (Language::Zh, "question", Some(to)) => format!("[{speaker}问{to}] "),
+            (Language::Zh, "accusation", Some(to)) => format!("[{speaker}指控{to}] "),
+            (Language::Zh, "investigation", _) => format!("[{speaker}调查] "),
             (Language::Zh, "answer", Some(to)) => format!("[{speaker}回答{to}] "),
             (Language::Zh, "introduction", _) => format!("[{speaker}自我介绍] "),
             (Language::Zh, _, _) if speaker == "host" => "[主持人] ".to_string(),
@@ -198,6 +202,96 @@ impl HostLines {
                 };
                 format!("投票结果：{t}。凶手是{murderers}。{verdict}")
             }
+        }
+    }
+
+    /// MIRAGE forced exposure (Table 3): the culprit's announcement, made in their name at the start.
+    pub fn mirage_exposure(&self, name: &str, victims: &str) -> String {
+        match self.0 {
+            Language::En => format!(
+                "I am {name}, and before anything else I must tell you the truth: I am the one who killed {victims}."
+            ),
+            Language::Zh => format!("我是{name}。在一切开始之前，我必须说出真相：{victims}是我杀的。"),
+        }
+    }
+
+    /// MIRAGE: the start of an open-conversation phase.
+    pub fn mirage_conversation(&self, iteration: u32) -> String {
+        match self.0 {
+            Language::En => format!(
+                "Open conversation, round {iteration}: each of you speaks once, in turn. Say what you know, what you make of it and whom you suspect."
+            ),
+            Language::Zh => format!(
+                "第{iteration}轮自由交流：每人依次发言一次。说说你知道什么、你怎么看，以及你怀疑谁。"
+            ),
+        }
+    }
+
+    /// MIRAGE: the start of an interaction phase.
+    pub fn mirage_interaction(&self, iteration: u32) -> String {
+        match self.0 {
+            Language::En => format!(
+                "Interaction, round {iteration}: each of you either asks one player a question, which they must answer, or investigates one clue, which is then shown to everyone."
+            ),
+            Language::Zh => format!(
+                "第{iteration}轮互动：每人可以向一位玩家提问（对方必须回答），或者调查一条线索（线索随后向所有人公开）。"
+            ),
+        }
+    }
+
+    /// MIRAGE: a clue disclosed to everyone by an investigation.
+    pub fn mirage_clue_found(&self, investigator: &str, place: &str, text: &str) -> String {
+        match self.0 {
+            Language::En => {
+                format!("{investigator} investigated {place} and found this clue: {text}")
+            }
+            Language::Zh => format!("{investigator}调查了{place}，发现了这条线索：{text}"),
+        }
+    }
+
+    /// MIRAGE multi-stage scripts: the next stage begins.
+    pub fn mirage_stage_released(&self, stage: u32) -> String {
+        match self.0 {
+            Language::En => format!(
+                "Stage {stage} begins. Each of you now receives the next part of your script, and new places may be searched."
+            ),
+            Language::Zh => {
+                format!("第{stage}阶段开始。每位玩家拿到剧本的下一部分，也有新的地点可以调查了。")
+            }
+        }
+    }
+
+    /// MIRAGE: a player's next stage, handed over privately.
+    pub fn mirage_stage_handed(&self, name: &str, stage: u32) -> String {
+        match self.0 {
+            Language::En => format!("{name}, here is stage {stage} of your script."),
+            Language::Zh => format!("{name}，这是你剧本的第{stage}阶段。"),
+        }
+    }
+
+    /// MIRAGE: the call for accusations before the vote.
+    pub fn mirage_accusation_call(&self) -> String {
+        match self.0 {
+            Language::En => "The time for talking is over. Each of you, accuse one other player of being the culprit and say why.".into(),
+            Language::Zh => "交流到此结束。请每位玩家指控另一位玩家是凶手，并说明理由。".into(),
+        }
+    }
+
+    /// MIRAGE: the vote is on the accused only.
+    pub fn mirage_accused(&self, accused: &str) -> String {
+        match self.0 {
+            Language::En => format!(
+                "Accused: {accused}. Vote for one of the accused; nobody may vote for themselves."
+            ),
+            Language::Zh => format!("被指控的人：{accused}。请在被指控者中投票，不能投给自己。"),
+        }
+    }
+
+    /// MIRAGE: one line of a character's private trust and suspicion record (scores in 0..=1).
+    pub fn mirage_scores(&self, name: &str, trust: f64, suspicion: f64) -> String {
+        match self.0 {
+            Language::En => format!("{name}: trust {trust:.2}, suspicion {suspicion:.2}"),
+            Language::Zh => format!("{name}：信任 {trust:.2}，怀疑 {suspicion:.2}"),
         }
     }
 }

@@ -1,11 +1,491 @@
-//! The MIRAGE protocol (being written).
+//! The MIRAGE protocol (MIRAGE §2.2, PROTOCOLS.md §4) as a stage machine.
+//!
+//! Script distribution; with `force_expose`, every culprit announces itself first (MIRAGE Table 3);
+//! self-introductions; then `iterations` times (A) an open conversation — one speech per character —
+//! followed by every character's trust and suspicion scores of every other one, and (B) an interaction —
+//! each character asks someone a question (answered at once) or investigates a clue, which is disclosed
+//! to everyone. Multi-stage scripts hand out their next stage between iterations. Finally (C) every
+//! character accuses one other, everyone votes among the accused, and the tally is revealed.
+//!
+//! Visibility follows the paper: everything a character says or finds is public; module outputs (THOUGHT,
+//! scores, summaries) are private to their author, and ballots are private as in every sleuth protocol.
+//!
+//! Decisions where the paper is silent:
+//! - **Who can be voted for**: the accused, minus the voter. A voter who is the only accused would have
+//!   nobody left; such a voter chooses among all the other players instead, so every character votes
+//!   exactly once and nobody votes for themselves.
+//! - **Winner**: the civilians win when a culprit has the most votes alone (a tie at the top goes to the
+//!   culprits, as in sleuth's ThinkThrice rule). Since only the accused receive votes, a culprit on top
+//!   was necessarily accused — the paper's "accused and most voted".
+//! - **Victory** is the reciprocal rank of the best-ranked culprit in the tally of every player (ties
+//!   share the mean rank), so averaging it over games gives the paper's MRR.
+//! - **Clues**: a clue can be investigated once; it is available from its act (stage) on, or from the
+//!   start when it has none. `clues_available` counts the clues available by the end of the game.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::json;
 
 use super::host::{PlayOutcome, Run};
+use super::result::{reciprocal_rank, tally, thinkthrice_winner, vote_candidates, MirageOutcome};
+use super::transcript::Draft;
 use super::GameError;
+use crate::agent::{CharacterMsg, ClueChoice, Turn};
+use crate::script::Clue;
 
 /// Plays the MIRAGE protocol to the reveal.
-pub(crate) async fn play(_run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
-    Err(GameError::Protocol(
-        "the mirage protocol is not written yet".into(),
-    ))
+pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
+    let s = run.args.protocol.mirage;
+    let names = run.names();
+    let mut out = MirageOutcome {
+        forced_exposure: s.force_expose,
+        investigated: names.iter().map(|n| (n.clone(), Vec::new())).collect(),
+        ..MirageOutcome::default()
+    };
+    run.distribute().await?;
+    if s.force_expose {
+        exposure(run).await?;
+    }
+    introductions(run).await?;
+    let releases = s.stage_releases(run.args.script.acts);
+    let mut stage = 1;
+    for iteration in 1..=s.iterations {
+        conversation(run, iteration).await?;
+        scoring(run, iteration, &mut out).await?;
+        interaction(run, iteration, stage, &mut out).await?;
+        if releases.contains(&iteration) {
+            stage += 1;
+            release(run, stage).await?;
+        }
+    }
+    let available: Vec<&Clue> = run
+        .args
+        .script
+        .clues
+        .iter()
+        .filter(|c| available_in(c, stage))
+        .collect();
+    out.clues_available = available.len();
+    out.key_clues_available = available.iter().filter(|c| c.key).count();
+    out.accusations = accusations(run).await?;
+    let votes = vote(run, &out.accusations).await?;
+    let murderers = run.murderers();
+    let counts = tally(names.iter().map(String::as_str), &votes);
+    let winner = thinkthrice_winner(&counts, &murderers);
+    out.victory = reciprocal_rank(&counts, &murderers);
+    run.reveal(&counts, winner).await?;
+    Ok(PlayOutcome {
+        votes,
+        counts,
+        winner: Some(winner),
+        majority: None,
+        mirage: Some(out),
+    })
+}
+
+/// Whether a clue can be found during stage `stage`.
+fn available_in(clue: &Clue, stage: u32) -> bool {
+    clue.act.is_none_or(|a| a <= stage)
+}
+
+/// A turn's private steps, then its public statement (remembered by everyone).
+async fn publish_statement(
+    run: &mut Run<'_>,
+    stage: &str,
+    turn: &mut Turn,
+    public: Draft,
+) -> Result<(), GameError> {
+    for step in std::mem::take(&mut turn.steps) {
+        run.publish(stage, step).await?;
+    }
+    run.publish(stage, public.with_usage(turn.usage))
+        .await
+        .map(|_| ())
+}
+
+/// Forced exposure: each culprit's announcement, in their name, before anyone else speaks.
+async fn exposure(run: &mut Run<'_>) -> Result<(), GameError> {
+    let t = run.stage_started("exposure");
+    let victims = run.victims();
+    for culprit in run.murderers() {
+        let text = run.lines().mirage_exposure(&culprit, &victims);
+        let d = Draft::public("exposure", &culprit, None, text)
+            .with_data(json!({ "forced": true, "culprit": culprit }));
+        run.publish("exposure", d).await?;
+    }
+    run.stage_done("exposure", t);
+    Ok(())
+}
+
+/// Self-introductions (MIRAGE's introduction prompt): the opening speech of every character.
+async fn introductions(run: &mut Run<'_>) -> Result<(), GameError> {
+    let t = run.stage_started("introduction");
+    let victims = run.victims();
+    for name in run.names() {
+        let line = run.lines().introduce(&name, &victims);
+        run.host_says("introduction", Some(&name), line.clone())
+            .await?;
+        let mut turn = run
+            .request(&name, |reply| CharacterMsg::Converse {
+                host_line: line,
+                iteration: 0,
+                reply,
+            })
+            .await?;
+        let text = turn.text.clone();
+        // `introduction` is one of the kinds the host remembers itself.
+        run.publish_turn(
+            "introduction",
+            &mut turn,
+            Draft::public("introduction", &name, Some("host"), text),
+        )
+        .await?;
+    }
+    run.stage_done("introduction", t);
+    Ok(())
+}
+
+/// (A) Open conversation: one speech per character, in turn order.
+async fn conversation(run: &mut Run<'_>, iteration: u32) -> Result<(), GameError> {
+    let stage = format!("conversation_{iteration}");
+    let t = run.stage_started(&stage);
+    let line = run.lines().mirage_conversation(iteration);
+    run.host_says(&stage, None, line.clone()).await?;
+    for name in run.names() {
+        let host_line = line.clone();
+        let mut turn = run
+            .request(&name, |reply| CharacterMsg::Converse {
+                host_line,
+                iteration,
+                reply,
+            })
+            .await?;
+        let d = Draft::public("speech", &name, None, turn.text.clone())
+            .with_data(json!({ "iteration": iteration }));
+        publish_statement(run, &stage, &mut turn, d).await?;
+    }
+    run.stage_done(&stage, t);
+    Ok(())
+}
+
+/// The Trust and Suspicion modules after an open conversation: every character scores every other one;
+/// the scores are private to the scorer.
+async fn scoring(
+    run: &mut Run<'_>,
+    iteration: u32,
+    out: &mut MirageOutcome,
+) -> Result<(), GameError> {
+    let stage = format!("trust_suspicion_{iteration}");
+    let t = run.stage_started(&stage);
+    let names = run.names();
+    for scorer in &names {
+        let others = vote_candidates(scorer, &names);
+        let asked = others.clone();
+        let mut turn = run
+            .request(scorer, |reply| CharacterMsg::Score {
+                others: asked,
+                reply,
+            })
+            .await?;
+        let data = turn.data.clone().unwrap_or_default();
+        for (module, into) in [("trust", &mut out.trust), ("suspicion", &mut out.suspicion)] {
+            let row = into.entry(scorer.clone()).or_default();
+            for other in &others {
+                let score = data[module][other.as_str()].as_f64().ok_or_else(|| {
+                    GameError::Protocol(format!("{scorer} gave no {module} score for {other}"))
+                })?;
+                row.entry(other.clone())
+                    .or_default()
+                    .push(score.clamp(0.0, 1.0));
+            }
+        }
+        let mut data = data;
+        data["iteration"] = json!(iteration);
+        let d =
+            Draft::private("trust_suspicion", scorer, &[scorer], turn.text.clone()).with_data(data);
+        run.publish_turn(&stage, &mut turn, d).await?;
+    }
+    run.stage_done(&stage, t);
+    Ok(())
+}
+
+/// The place a clue is offered by: its location, else the character it is about, else its title.
+fn place(clue: &Clue) -> String {
+    clue.location
+        .clone()
+        .or_else(|| clue.about.clone())
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| clue.title.clone())
+}
+
+/// (B) Interaction: each character asks or investigates, in turn order; answers and clues are public
+/// at once, so later characters in the same phase can build on them.
+async fn interaction(
+    run: &mut Run<'_>,
+    iteration: u32,
+    stage_no: u32,
+    out: &mut MirageOutcome,
+) -> Result<(), GameError> {
+    let stage = format!("interaction_{iteration}");
+    let t = run.stage_started(&stage);
+    run.host_says(&stage, None, run.lines().mirage_interaction(iteration))
+        .await?;
+    let names = run.names();
+    for actor in &names {
+        let found: BTreeSet<&String> = out.investigated.values().flatten().collect();
+        let clues: Vec<ClueChoice> = run
+            .args
+            .script
+            .clues
+            .iter()
+            .filter(|c| available_in(c, stage_no) && !found.contains(&c.id))
+            .map(|c| ClueChoice {
+                id: c.id.clone(),
+                place: place(c),
+            })
+            .collect();
+        let candidates = vote_candidates(actor, &names);
+        let offered = clues.clone();
+        let mut turn = run
+            .request(actor, |reply| CharacterMsg::Interact {
+                candidates: candidates.clone(),
+                clues: offered,
+                reply,
+            })
+            .await?;
+        let data = turn.data.clone().unwrap_or_default();
+        match data["action"].as_str() {
+            Some("ask") => {
+                let target = turn
+                    .target
+                    .clone()
+                    .filter(|t| candidates.contains(t))
+                    .ok_or_else(|| {
+                        GameError::Protocol(format!("{actor} asked someone not in the game"))
+                    })?;
+                ask(run, &stage, actor, &target, &mut turn, data).await?;
+            }
+            Some("investigate") => {
+                let id = data["clue"].as_str().unwrap_or_default().to_string();
+                if !clues.iter().any(|c| c.id == id) {
+                    return Err(GameError::Protocol(format!(
+                        "{actor} investigated clue `{id}`, which was not on offer"
+                    )));
+                }
+                investigate(run, &stage, actor, &id, &mut turn, data).await?;
+                if let Some(list) = out.investigated.get_mut(actor) {
+                    list.push(id);
+                }
+            }
+            other => {
+                return Err(GameError::Protocol(format!(
+                    "{actor} chose no interaction ({other:?})"
+                )))
+            }
+        }
+    }
+    run.stage_done(&stage, t);
+    Ok(())
+}
+
+/// An Ask: the question (public), then the asked character's answer (public), at once.
+async fn ask(
+    run: &mut Run<'_>,
+    stage: &str,
+    asker: &str,
+    target: &str,
+    turn: &mut Turn,
+    data: serde_json::Value,
+) -> Result<(), GameError> {
+    let question = turn.text.clone();
+    run.publish_turn(
+        stage,
+        turn,
+        Draft::public("question", asker, Some(target), question.clone()).with_data(data),
+    )
+    .await?;
+    let asker_name = asker.to_string();
+    let mut a = run
+        .request(target, |reply| CharacterMsg::Answer {
+            asker: asker_name,
+            question,
+            reply,
+        })
+        .await?;
+    let text = a.text.clone();
+    run.publish_turn(
+        stage,
+        &mut a,
+        Draft::public("answer", target, Some(asker), text),
+    )
+    .await
+}
+
+/// An Investigate: what the investigator says while searching (public), then the clue disclosed to all.
+async fn investigate(
+    run: &mut Run<'_>,
+    stage: &str,
+    investigator: &str,
+    id: &str,
+    turn: &mut Turn,
+    data: serde_json::Value,
+) -> Result<(), GameError> {
+    let clue = run
+        .args
+        .script
+        .clues
+        .iter()
+        .find(|c| c.id == id)
+        .cloned()
+        .ok_or_else(|| GameError::Protocol(format!("no clue `{id}` in the script")))?;
+    let said = turn.text.clone();
+    publish_statement(
+        run,
+        stage,
+        turn,
+        Draft::public("investigation", investigator, None, said).with_data(data),
+    )
+    .await?;
+    let text = run
+        .lines()
+        .mirage_clue_found(investigator, &place(&clue), &clue.text);
+    let d = Draft::public("clue", "host", None, text).with_data(json!({
+        "clue": clue.id,
+        "investigator": investigator,
+        "key": clue.key,
+        "about": clue.about,
+        "location": clue.location,
+    }));
+    run.publish(stage, d).await.map(|_| ())
+}
+
+/// The next stage of a multi-stage script: announced publicly, handed to each character privately (the
+/// character re-reads its script and, when it is too long, re-summarizes it).
+async fn release(run: &mut Run<'_>, stage_no: u32) -> Result<(), GameError> {
+    let stage = format!("stage_{stage_no}");
+    let t = run.stage_started(&stage);
+    run.host_says(&stage, None, run.lines().mirage_stage_released(stage_no))
+        .await?;
+    for name in run.names() {
+        let mut turn = run
+            .request(&name, |reply| CharacterMsg::Release {
+                act: stage_no,
+                reply,
+            })
+            .await?;
+        let line = run.lines().mirage_stage_handed(&name, stage_no);
+        run.publish_turn(
+            &stage,
+            &mut turn,
+            Draft::private("script", "host", &[&name], line).with_data(json!({ "act": stage_no })),
+        )
+        .await?;
+    }
+    run.stage_done(&stage, t);
+    Ok(())
+}
+
+/// (C) Accusations: every character names one other as the culprit, publicly, with a reason.
+async fn accusations(run: &mut Run<'_>) -> Result<BTreeMap<String, String>, GameError> {
+    let t = run.stage_started("accusation");
+    run.host_says("accusation", None, run.lines().mirage_accusation_call())
+        .await?;
+    let names = run.names();
+    let mut accused = BTreeMap::new();
+    for accuser in &names {
+        let candidates = vote_candidates(accuser, &names);
+        let offered = candidates.clone();
+        let mut turn = run
+            .request(accuser, |reply| CharacterMsg::Accuse {
+                candidates: offered,
+                reply,
+            })
+            .await?;
+        let target = turn
+            .target
+            .clone()
+            .filter(|t| candidates.contains(t))
+            .ok_or_else(|| GameError::Protocol(format!("{accuser} accused nobody in the game")))?;
+        let d = Draft::public("accusation", accuser, Some(&target), turn.text.clone())
+            .with_data(json!({ "accused": target }));
+        publish_statement(run, "accusation", &mut turn, d).await?;
+        accused.insert(accuser.clone(), target);
+    }
+    run.stage_done("accusation", t);
+    Ok(accused)
+}
+
+/// The vote on the accusations (anonymous ballots, as in every sleuth protocol).
+async fn vote(
+    run: &mut Run<'_>,
+    accusations: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, GameError> {
+    let t = run.stage_started("vote");
+    let names = run.names();
+    // The accused in turn order, each once.
+    let accused: Vec<String> = names
+        .iter()
+        .filter(|n| accusations.values().any(|a| a == *n))
+        .cloned()
+        .collect();
+    let call = run.args.script.host().vote_call;
+    let list: Vec<&str> = accused.iter().map(String::as_str).collect();
+    let lines = run.lines();
+    let text = format!(
+        "{}\n{}",
+        call.trim(),
+        lines.mirage_accused(&lines.join(&list))
+    );
+    run.publish(
+        "vote",
+        Draft::public("host", "host", None, text).with_data(json!({ "accused": accused })),
+    )
+    .await?;
+    let mut votes = BTreeMap::new();
+    for voter in &names {
+        let mut candidates: Vec<String> = accused.iter().filter(|a| *a != voter).cloned().collect();
+        if candidates.is_empty() {
+            // The voter is the only accused: it chooses among everyone else (see the module doc).
+            candidates = vote_candidates(voter, &names);
+        }
+        let target = run.ballot("vote", voter, &call, candidates).await?;
+        votes.insert(voter.clone(), target);
+    }
+    run.stage_done("vote", t);
+    Ok(votes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clue(act: Option<u32>) -> Clue {
+        Clue {
+            id: "c1".into(),
+            title: "Card".into(),
+            text: "A torn ledger page.".into(),
+            about: None,
+            location: None,
+            key: true,
+            act,
+        }
+    }
+
+    #[test]
+    fn clues_open_from_their_stage_on() {
+        assert!(available_in(&clue(None), 1));
+        assert!(!available_in(&clue(Some(2)), 1));
+        assert!(available_in(&clue(Some(2)), 2));
+        assert!(available_in(&clue(Some(2)), 3));
+    }
+
+    #[test]
+    fn a_clue_is_offered_by_its_place() {
+        let mut c = clue(None);
+        assert_eq!(place(&c), "Card", "the title when nothing else is known");
+        c.about = Some("Ada".into());
+        assert_eq!(place(&c), "Ada");
+        c.location = Some("Warehouse".into());
+        assert_eq!(place(&c), "Warehouse");
+    }
 }

@@ -21,13 +21,12 @@ pub use protocol::{MirageSettings, Protocol, ProtocolError, ProtocolSettings, We
 pub use result::{
     choice_correct, detection_accuracy, majority_outcome, reciprocal_rank, tally,
     thinkthrice_winner, vote_candidates, vote_rank, ChoiceScores, ChoiceTally, FactualScores,
-    GameResult, MajorityOutcome, MirageOutcome, PhaseUsage, Winner,
+    GameResult, MajorityOutcome, MirageCharacterScores, MirageOutcome, MirageScores, PhaseUsage,
+    Winner,
 };
 pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
 
-use crate::agent::{
-    AgentConfig, AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn, EVAL_PURPOSES,
-};
+use crate::agent::{AgentConfig, AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn};
 use crate::eval::Judge;
 use crate::llm::Gateway;
 use crate::memory::{GatewayEmbedder, HashingEmbedder, SharedEmbedder};
@@ -99,7 +98,14 @@ pub struct GameConfig {
     /// …except the murderers', when set (PLAYER* keeps the murderer's framework fixed across arms).
     pub murderer_framework: Option<Framework>,
     pub agent: AgentConfig,
+    /// The default judge of every metric.
     pub judge: JudgeChoice,
+    /// Metric (`factual`, `rationale`, `mirage`) → LLM judge model, replacing the default for it.
+    pub judge_overrides: std::collections::BTreeMap<String, String>,
+    /// Times each WellPlay multiple-choice question is asked (PLAYER*: 3), for mean ± std.
+    pub eval_repeats: u32,
+    /// Minimum judge score (1-5) of a rationale for informed accuracy.
+    pub rationale_threshold: u8,
     pub embedder: EmbedderChoice,
     /// Where `transcript.jsonl` goes; in memory only when `None`.
     pub transcript_path: Option<PathBuf>,
@@ -123,6 +129,9 @@ impl Default for GameConfig {
             murderer_framework: None,
             agent: AgentConfig::default(),
             judge: JudgeChoice::default(),
+            judge_overrides: Default::default(),
+            eval_repeats: 3,
+            rationale_threshold: crate::eval::formulas::DEFAULT_RATIONALE_THRESHOLD,
             embedder: EmbedderChoice::default(),
             transcript_path: None,
             prompts_dir: None,
@@ -133,7 +142,48 @@ impl Default for GameConfig {
     }
 }
 
+/// The judge of each metric: factual answers, inferential rationales, MIRAGE's ICI and SCI.
+#[derive(Clone)]
+pub struct Judges {
+    pub factual: Judge,
+    pub rationale: Judge,
+    pub mirage: Judge,
+}
+
+impl Judges {
+    /// Metric → how it was judged, for `result.json` and reports. MIRAGE's ICI and SCI need an LLM
+    /// judge; without one they are not computed, and the description says so.
+    pub fn describe(&self) -> std::collections::BTreeMap<String, String> {
+        let mirage = match &self.mirage {
+            Judge::Lexical { .. } => "none (ICI and SCI need --judge-model)".to_string(),
+            j => j.describe(),
+        };
+        let rationale = match &self.rationale {
+            Judge::Lexical { .. } => "lexical 1 + 4 x ROUGE-L F".to_string(),
+            j => j.describe(),
+        };
+        [
+            ("factual".to_string(), self.factual.describe()),
+            ("rationale".to_string(), rationale),
+            ("mirage".to_string(), mirage),
+        ]
+        .into_iter()
+        .collect()
+    }
+}
+
+/// Metrics whose judge can be chosen separately (`--judge METRIC=MODEL`).
+pub const JUDGED_METRICS: &[&str] = &["factual", "rationale", "mirage"];
+
 impl GameConfig {
+    /// The judge of one metric: its override if any, else the default judge.
+    pub fn judge_for(&self, metric: &str) -> JudgeChoice {
+        match self.judge_overrides.get(metric) {
+            Some(model) => JudgeChoice::Llm(model.clone()),
+            None => self.judge.clone(),
+        }
+    }
+
     /// The framework a character plays with.
     pub fn framework_of(&self, script: &Script, character: &str) -> Framework {
         match self.murderer_framework {
@@ -203,7 +253,7 @@ pub fn load_prompts(
         config.prompts_dir.as_deref(),
         &[
             (framework.as_str(), framework.purposes()),
-            ("eval", EVAL_PURPOSES),
+            ("eval", framework.eval_purposes()),
         ],
     )
 }
@@ -223,10 +273,10 @@ pub fn load_all_prompts(
 /// The LLM judge's prompts.
 pub fn load_judge_prompts(script: &Script, config: &GameConfig) -> Result<Prompts, PromptError> {
     Prompts::load(
-        "thinkthrice",
+        "judge",
         config.language.unwrap_or(script.language),
         config.prompts_dir.as_deref(),
-        &["judge_factual"],
+        crate::eval::JUDGE_PURPOSES,
     )
 }
 
@@ -238,20 +288,38 @@ pub async fn play(
 ) -> Result<GameResult, GameError> {
     config.check()?;
     let prompts = load_all_prompts(&script, &config)?;
+    play_with_prompts(script, config, gateway, prompts).await
+}
+
+/// Plays one game with prompts loaded beforehand ([`load_all_prompts`]): a sweep compiles the templates
+/// once for all its games, and a test can check afterwards which templates were rendered.
+pub async fn play_with_prompts(
+    script: Arc<Script>,
+    config: GameConfig,
+    gateway: Gateway,
+    prompts: std::collections::BTreeMap<&'static str, Arc<Prompts>>,
+) -> Result<GameResult, GameError> {
+    config.check()?;
     let transcript = match &config.transcript_path {
         Some(p) => Transcript::to_file(p)?,
         None => Transcript::in_memory(),
     };
-    let judge = match &config.judge {
+    let judge_prompts = Arc::new(load_judge_prompts(&script, &config)?);
+    let make = |choice: &JudgeChoice| match choice {
         JudgeChoice::Lexical { threshold } => Judge::Lexical {
             threshold: *threshold,
         },
         JudgeChoice::Llm(model) => Judge::Llm {
             gateway: gateway.clone(),
             model: model.clone(),
-            prompts: Arc::new(load_judge_prompts(&script, &config)?),
+            prompts: judge_prompts.clone(),
             lang: config.language.unwrap_or(script.language),
         },
+    };
+    let judge = Judges {
+        factual: make(&config.judge_for("factual")),
+        rationale: make(&config.judge_for("rationale")),
+        mirage: make(&config.judge_for("mirage")),
     };
     let embedder: SharedEmbedder = match &config.embedder {
         EmbedderChoice::Hashing => Arc::new(HashingEmbedder::default()),

@@ -131,6 +131,39 @@ pub struct MirageOutcome {
     pub forced_exposure: bool,
 }
 
+/// MIRAGE metrics of one character (MIRAGE Appendix B); ratios in 0..=1, ICI and SCI on 0..=100.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MirageCharacterScores {
+    /// Trust Inclination Index: trust others gave this character / (trust + suspicion).
+    pub tii: Option<f64>,
+    /// Clues this character investigated / clues that could be investigated.
+    pub cic: Option<f64>,
+    /// The same over key clues only.
+    pub cic_key: Option<f64>,
+    /// The judge's four ability scores (0-20): reasoning and analysis, communication and cooperation,
+    /// detail observation, creative thinking.
+    pub abilities: Option<[f64; 4]>,
+    /// Interactivity Capability Index: the four abilities normalised to 0-100.
+    pub ici: Option<f64>,
+    /// The judge's role-play score (0-20).
+    pub role_play: Option<f64>,
+    /// ROUGE-L F between the character's script and the one the judge reconstructed from its behaviour.
+    pub reconstruction_rouge_l: Option<f64>,
+    /// Script Compliance Index: mean of role play (as 0-100) and ROUGE-L F (as 0-100).
+    pub sci: Option<f64>,
+}
+
+/// MIRAGE metrics of a game: per character and averaged over characters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MirageScores {
+    pub characters: BTreeMap<String, MirageCharacterScores>,
+    pub tii: Option<f64>,
+    pub cic: Option<f64>,
+    pub cic_key: Option<f64>,
+    pub ici: Option<f64>,
+    pub sci: Option<f64>,
+}
+
 /// WellPlay multiple-choice results of one category (or overall).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChoiceTally {
@@ -162,14 +195,43 @@ impl ChoiceTally {
     }
 }
 
-/// WellPlay multiple-choice results of a game (PLAYER* §4): by category and overall, and per agent.
+/// WellPlay multiple-choice results of a game (PLAYER* §4): by category and overall, and per agent,
+/// summed over the evaluation repeats; and each repeat's own score, for the mean ± std the paper reports.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChoiceScores {
-    /// `objective`, `reasoning`, `relations` → tally.
+    /// `objective`, `reasoning`, `relations` → tally over all repeats.
     pub by_category: BTreeMap<String, ChoiceTally>,
     pub overall: ChoiceTally,
     /// Agent → overall tally of that agent's questions.
     pub by_agent: BTreeMap<String, ChoiceTally>,
+    /// How many times every question was asked (PLAYER* runs each evaluation 3 times).
+    #[serde(default)]
+    pub repeats: u32,
+    /// Overall score (awarded / possible points) of each repeat.
+    #[serde(default)]
+    pub repeat_scores: Vec<f64>,
+    /// Category → accuracy of each repeat.
+    #[serde(default)]
+    pub repeat_accuracy: BTreeMap<String, Vec<f64>>,
+}
+
+impl ChoiceScores {
+    /// Mean and sample standard deviation of the overall score over repeats.
+    pub fn score_mean_std(&self) -> Option<(f64, f64)> {
+        Some((
+            crate::eval::stats::mean(&self.repeat_scores)?,
+            crate::eval::stats::std_dev(&self.repeat_scores)?,
+        ))
+    }
+
+    /// Mean and sample standard deviation of one category's accuracy over repeats.
+    pub fn accuracy_mean_std(&self, category: &str) -> Option<(f64, f64)> {
+        let xs = self.repeat_accuracy.get(category)?;
+        Some((
+            crate::eval::stats::mean(xs)?,
+            crate::eval::stats::std_dev(xs)?,
+        ))
+    }
 }
 
 /// A multiple-choice answer is right only when it names exactly the true letters: with several truths,
@@ -245,6 +307,19 @@ pub struct GameResult {
     pub mirage: Option<MirageOutcome>,
     pub factual: FactualScores,
     pub inferential_accuracy: Option<f64>,
+    /// Inferential questions with the right option AND a rationale the judge scored at or above the
+    /// threshold (ThinkThrice informed accuracy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub informed_accuracy: Option<f64>,
+    /// Mean judge score (1-5) of the inferential rationales.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale_score: Option<f64>,
+    /// MIRAGE's per-character metrics (TII, CIC, ICI, SCI), for the mirage protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirage_scores: Option<MirageScores>,
+    /// Which judge graded each metric (`lexical …` or `llm:MODEL`), so a table says what it rests on.
+    #[serde(default)]
+    pub judges: BTreeMap<String, String>,
     /// WellPlay multiple-choice scores, for scripts that have such questions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choice: Option<ChoiceScores>,

@@ -17,7 +17,7 @@ use super::transcript::Transcript;
 use super::Protocol;
 use super::{GameConfig, GameError};
 use crate::agent::{Character, CharacterArgs, CharacterMsg, Prompts};
-use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg, Judge};
+use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg};
 use crate::llm::{Gateway, Phase, Usage};
 use crate::memory::{MemoryIndex, SharedEmbedder};
 use crate::script::Script;
@@ -30,7 +30,7 @@ pub struct GameArgs {
     pub gateway: Gateway,
     /// Prompts by framework name.
     pub prompts: BTreeMap<&'static str, Arc<Prompts>>,
-    pub judge: Judge,
+    pub judge: super::Judges,
     pub embedder: SharedEmbedder,
     pub transcript: Transcript,
     pub reply: oneshot::Sender<Result<GameResult, GameError>>,
@@ -119,7 +119,9 @@ impl Actor for GameActor {
         let eval_args = EvaluatorArgs {
             script: args.script.clone(),
             characters,
-            judge: args.judge.clone(),
+            judges: args.judge.clone(),
+            choice_repeats: args.config.eval_repeats.max(1),
+            rationale_threshold: args.config.rationale_threshold,
             game_id: args.config.game_id.clone(),
             progress: args.config.progress.clone(),
         };
@@ -239,7 +241,14 @@ async fn run(
     };
     let (transcript, report) = match st
         .evaluator
-        .call(|reply| EvaluatorMsg::Evaluate { transcript, reply }, None)
+        .call(
+            |reply| EvaluatorMsg::Evaluate {
+                transcript,
+                mirage: played.mirage.clone(),
+                reply,
+            },
+            None,
+        )
         .await
     {
         Ok(ractor::rpc::CallResult::Success(x)) => x,
@@ -290,7 +299,11 @@ async fn run(
             ("temperature", serde_json::json!(c.agent.temperature)),
             ("top_p", serde_json::json!(c.agent.top_p)),
             ("max_tokens", serde_json::json!(c.agent.max_tokens)),
-            ("judge", serde_json::json!(args.judge.describe())),
+            ("eval_repeats", serde_json::json!(c.eval_repeats.max(1))),
+            (
+                "rationale_threshold",
+                serde_json::json!(c.rationale_threshold),
+            ),
             (
                 "phase_of_judge_calls",
                 serde_json::json!(Phase::Evaluation.as_str()),
@@ -328,6 +341,10 @@ async fn run(
         mirage: played.mirage,
         factual: report.factual,
         inferential_accuracy: report.inferential_accuracy,
+        informed_accuracy: report.informed_accuracy,
+        rationale_score: report.rationale_score,
+        mirage_scores: report.mirage,
+        judges: args.judge.describe(),
         choice: report.choice,
         usage,
         usage_by_phase: by_phase,

@@ -17,7 +17,9 @@ use serde_json::Value;
 use super::pricing::Pricing;
 use super::provider::{ProviderError, SharedProvider};
 use super::tokens;
-use super::types::{CallTags, ChatRequest, ChatResponse, Message, TokenUsage, Usage};
+use super::types::{
+    CallTags, ChatRequest, ChatResponse, Message, OutputStyle, ResponseSchema, TokenUsage, Usage,
+};
 use crate::telemetry as tm;
 
 /// Retry and rerun policy.
@@ -287,7 +289,7 @@ async fn chat_with_reruns(
                 usage,
             });
         };
-        match parse_structured(&response.content, &schema.schema) {
+        match parse_reply(&response.content, schema) {
             Ok(json) => {
                 count_call(tags, &req.model, "ok");
                 return Ok(ChatOutcome {
@@ -310,7 +312,17 @@ async fn chat_with_reruns(
                     });
                 }
                 attempt += 1;
-                req.messages = rerun_messages(&original_messages, &response.content, &reason);
+                req.messages = match schema.style {
+                    OutputStyle::Json => {
+                        rerun_messages(&original_messages, &response.content, &reason)
+                    }
+                    OutputStyle::Sections => rerun_sections_messages(
+                        &original_messages,
+                        &response.content,
+                        &reason,
+                        &schema.schema,
+                    ),
+                };
                 req.sample = req.sample.wrapping_add(0x9E37_79B9_7F4A_7C15);
             }
         }
@@ -339,6 +351,54 @@ fn rerun_messages(original: &[Message], bad: &str, reason: &str) -> Vec<Message>
     });
     msgs.push(Message::user(format!(
         "Your previous reply could not be used ({reason}). Reply again with only a JSON object that follows the required schema.\n\n{last_paragraph}"
+    )));
+    msgs
+}
+
+/// The Sections re-ask. Asking for "only a JSON object" would contradict the format the prompt asked
+/// for, so the re-ask restates the two sections: the bad output and what was wrong, then the original
+/// question paragraph and the original format paragraph (in the prompt's own language), so that the
+/// question stays last but one and the format, with its schema line, last. A prompt without a format
+/// paragraph gets one written here from the schema.
+fn rerun_sections_messages(
+    original: &[Message],
+    bad: &str,
+    reason: &str,
+    schema: &Value,
+) -> Vec<Message> {
+    let last_user = original
+        .iter()
+        .rev()
+        .find(|m| m.role == super::types::ChatRole::User)
+        .map(|m| m.content.as_str())
+        .unwrap_or("");
+    let paragraphs: Vec<&str> = last_user
+        .split("\n\n")
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    let is_format = |p: &&str| {
+        p.lines()
+            .any(|l| l.trim_start().starts_with(SECTIONS_SCHEMA_MARKER))
+    };
+    let format = paragraphs
+        .iter()
+        .rev()
+        .find(|p| is_format(p))
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| default_sections_format(schema));
+    let question = paragraphs
+        .iter()
+        .rev()
+        .find(|p| !is_format(p))
+        .copied()
+        .unwrap_or("");
+    let mut msgs = original.to_vec();
+    msgs.push(Message {
+        role: super::types::ChatRole::Assistant,
+        content: bad.to_string(),
+    });
+    msgs.push(Message::user(format!(
+        "### Instructions\nYour previous reply could not be used ({reason}). Reply again in exactly two sections: `### THOUGHT:` with your reasoning, then `### RESPONSE:` with nothing but the response the format below asks for.\n\n{question}\n\n{format}"
     )));
     msgs
 }
@@ -515,6 +575,175 @@ async fn embed(
             }
         }
     }
+}
+
+/// Parses a structured reply in the style its schema asks for.
+fn parse_reply(content: &str, schema: &ResponseSchema) -> Result<Value, String> {
+    match schema.style {
+        OutputStyle::Json => parse_structured(content, &schema.schema),
+        OutputStyle::Sections => parse_sections(content, &schema.schema),
+    }
+}
+
+/// The fixed marker of the line that carries the RESPONSE's JSON schema in a Sections prompt. It is
+/// ASCII and the same in every language, so that a model served over HTTP (where no schema travels with
+/// the request) can still find the schema — the simulated model reads it — and so that the re-ask can
+/// find the format paragraph it must restate.
+pub const SECTIONS_SCHEMA_MARKER: &str = "RESPONSE JSON schema:";
+
+/// The schema line a Sections prompt ends with: the marker, then the schema as one line of JSON.
+pub fn sections_schema_line(schema: &Value) -> String {
+    format!("{SECTIONS_SCHEMA_MARKER} {schema}")
+}
+
+/// A format paragraph in English, for prompts that carry none.
+fn default_sections_format(schema: &Value) -> String {
+    let what = if schema_type(schema) == "string" {
+        "the text itself"
+    } else {
+        "one JSON object that follows the schema below"
+    };
+    format!(
+        "### Reply format\nWrite `### THOUGHT:` followed by your reasoning, then `### RESPONSE:` followed by {what}.\n{}",
+        sections_schema_line(schema)
+    )
+}
+
+fn schema_type(schema: &Value) -> &str {
+    schema.get("type").and_then(|t| t.as_str()).unwrap_or("")
+}
+
+/// A reply split into its two sections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sections {
+    /// The reasoning; empty when the reply has no THOUGHT header.
+    pub thought: String,
+    /// Everything after the RESPONSE header.
+    pub response: String,
+}
+
+/// Finds the headers of a `### THOUGHT:` / `### RESPONSE:` reply. Lenient in what models actually write:
+/// any number of `#`, bold markers, any letter case, an ASCII or a full-width colon (Chinese replies use
+/// `：`), and both sections on one line (the paper's own example). A word "response" inside the thought is
+/// not a header: a header is at a line start or after `#`/`*`, and is followed by a colon.
+pub fn split_sections(content: &str) -> Result<Sections, String> {
+    let response = find_header(content, "response")
+        .ok_or_else(|| "the reply has no `### RESPONSE:` section".to_string())?;
+    let body = content[response.1..].trim();
+    let thought = match find_header(&content[..response.0], "thought") {
+        Some((_, end)) => content[end..response.0].trim(),
+        None => "",
+    };
+    Ok(Sections {
+        thought: thought.to_string(),
+        response: body.to_string(),
+    })
+}
+
+/// `(start, end)` of the first header `word` in `content`: start of its leading markup, end after the
+/// colon.
+fn find_header(content: &str, word: &str) -> Option<(usize, usize)> {
+    let lower = content.to_lowercase();
+    // Lower-casing can change byte lengths outside ASCII; fall back to an exact-case search then.
+    let hay = if lower.len() == content.len() {
+        lower.as_str()
+    } else {
+        content
+    };
+    let mut from = 0;
+    while let Some(rel) = find_word(&hay[from..], word) {
+        let at = from + rel;
+        from = at + word.len();
+        let before = &content[..at];
+        let prefix = before.trim_end_matches([' ', '*', '\t']);
+        let marked = prefix.ends_with('#');
+        let line_start = prefix.is_empty() || prefix.ends_with('\n');
+        if !(marked || line_start) {
+            continue;
+        }
+        let after = &content[at + word.len()..];
+        let rest = after.trim_start_matches([' ', '*', '\t']);
+        let colon = if rest.starts_with(':') {
+            1
+        } else if rest.starts_with('：') {
+            '：'.len_utf8()
+        } else {
+            continue;
+        };
+        let end = content.len() - rest.len() + colon;
+        // Include trailing bold markers after the colon (`**RESPONSE:**`).
+        let end = end + content[end..].len() - content[end..].trim_start_matches('*').len();
+        let start = prefix.trim_end_matches('#').len();
+        return Some((start, end));
+    }
+    None
+}
+
+/// Case-insensitive search of an ASCII word, in a haystack already lower-cased when possible.
+fn find_word(hay: &str, word: &str) -> Option<usize> {
+    hay.find(word)
+        .or_else(|| hay.find(word.to_uppercase().as_str()))
+}
+
+/// Parses a Sections reply: the RESPONSE section is the value, checked against `schema`. A string
+/// schema takes the section's text as it is (a speech, an answer, a summary); any other schema wants
+/// JSON, tolerating a code fence and text around the object. Numeric bounds are checked too: nothing
+/// but the prompt enforces this format, so the gateway checks all that agents rely on.
+pub fn parse_sections(content: &str, schema: &Value) -> Result<Value, String> {
+    let sections = split_sections(content)?;
+    let body = sections.response.as_str();
+    if body.is_empty() {
+        return Err("the RESPONSE section is empty".into());
+    }
+    if schema_type(schema) == "string" {
+        return Ok(Value::String(body.to_string()));
+    }
+    let v = match parse_structured(body, schema) {
+        Ok(v) => v,
+        Err(first) => {
+            let (Some(a), Some(b)) = (body.find('{'), body.rfind('}')) else {
+                return Err(format!("RESPONSE is {first}"));
+            };
+            if b < a {
+                return Err(format!("RESPONSE is {first}"));
+            }
+            parse_structured(&body[a..=b], schema).map_err(|e| format!("RESPONSE: {e}"))?
+        }
+    };
+    check_bounds(&v, schema, "$").map_err(|e| format!("RESPONSE: {e}"))?;
+    Ok(v)
+}
+
+/// `minimum`/`maximum` of numeric fields, recursively through objects and arrays.
+fn check_bounds(v: &Value, schema: &Value, path: &str) -> Result<(), String> {
+    if let Some(x) = v.as_f64() {
+        if let Some(lo) = schema.get("minimum").and_then(Value::as_f64) {
+            if x < lo {
+                return Err(format!("{path} is {x}, below the minimum {lo}"));
+            }
+        }
+        if let Some(hi) = schema.get("maximum").and_then(Value::as_f64) {
+            if x > hi {
+                return Err(format!("{path} is {x}, above the maximum {hi}"));
+            }
+        }
+    }
+    if let (Some(obj), Some(props)) = (
+        v.as_object(),
+        schema.get("properties").and_then(|p| p.as_object()),
+    ) {
+        for (k, sub) in props {
+            if let Some(x) = obj.get(k) {
+                check_bounds(x, sub, &format!("{path}.{k}"))?;
+            }
+        }
+    }
+    if let (Some(arr), Some(items)) = (v.as_array(), schema.get("items")) {
+        for (i, x) in arr.iter().enumerate() {
+            check_bounds(x, items, &format!("{path}[{i}]"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Parses a structured reply and checks it against the parts of the schema agents rely on: the reply is an
@@ -737,6 +966,135 @@ mod tests {
             rerun[3].content
         );
         assert_ne!(seen[0].sample, seen[1].sample, "a rerun samples afresh");
+    }
+
+    fn vote_schema() -> Value {
+        json!({"type": "object", "properties": {"vote": {"type": "string", "enum": ["Ada", "Ben"]}, "confidence": {"type": "integer", "minimum": 0, "maximum": 2}}, "required": ["vote"]})
+    }
+
+    #[test]
+    fn sections_are_parsed_into_the_response_value() {
+        let reply = "### THOUGHT: Ada lied about 10 pm.\n### RESPONSE: {\"vote\": \"Ada\", \"confidence\": 2}";
+        assert_eq!(
+            parse_sections(reply, &vote_schema()),
+            Ok(json!({"vote": "Ada", "confidence": 2}))
+        );
+        let s = split_sections(reply).expect("splits");
+        assert_eq!(s.thought, "Ada lied about 10 pm.");
+        // The paper's one-line example, bold headers, lower case and a fenced, commented object.
+        let one_line = "### THOUGHT: hmm ### RESPONSE: {\"vote\": \"Ben\"}";
+        assert_eq!(
+            parse_sections(one_line, &vote_schema()),
+            Ok(json!({"vote": "Ben"}))
+        );
+        let fenced = "**Thought:** the response of Ben was odd\n**Response:**\n```json\n{\"vote\": \"Ben\"}\n```\nThat is my vote.";
+        assert_eq!(
+            parse_sections(fenced, &vote_schema()),
+            Ok(json!({"vote": "Ben"}))
+        );
+        assert_eq!(
+            split_sections(fenced).expect("splits").thought,
+            "the response of Ben was odd"
+        );
+        // A string schema takes the text as it is.
+        let speech = "### THOUGHT: be brief\n### RESPONSE: I was on deck at ten.";
+        assert_eq!(
+            parse_sections(speech, &json!({"type": "string"})),
+            Ok(json!("I was on deck at ten."))
+        );
+    }
+
+    #[test]
+    fn sections_without_a_response_or_against_the_schema_are_refused() {
+        let no_response = "### THOUGHT: I think it is Ada. {\"vote\": \"Ada\"}";
+        assert!(parse_sections(no_response, &vote_schema())
+            .expect_err("no RESPONSE")
+            .contains("RESPONSE"));
+        let bad_enum = "### THOUGHT: x\n### RESPONSE: {\"vote\": \"Cy\"}";
+        assert!(parse_sections(bad_enum, &vote_schema())
+            .expect_err("not an option")
+            .contains("expected one of"));
+        let missing = "### THOUGHT: x\n### RESPONSE: {\"confidence\": 1}";
+        assert!(parse_sections(missing, &vote_schema())
+            .expect_err("vote missing")
+            .contains("missing"));
+        let out_of_range = "### THOUGHT: x\n### RESPONSE: {\"vote\": \"Ada\", \"confidence\": 7}";
+        assert!(parse_sections(out_of_range, &vote_schema())
+            .expect_err("above the maximum")
+            .contains("maximum"));
+        let not_json = "### THOUGHT: x\n### RESPONSE: Ada, obviously";
+        assert!(parse_sections(not_json, &vote_schema())
+            .expect_err("not JSON")
+            .contains("not JSON"));
+        let empty = "### THOUGHT: x\n### RESPONSE:   ";
+        assert!(parse_sections(empty, &json!({"type": "string"})).is_err());
+    }
+
+    #[test]
+    fn sections_accept_the_full_width_colon() {
+        let reply = "### THOUGHT：阿达在十点说了谎。\n### RESPONSE：{\"vote\": \"Ada\"}";
+        assert_eq!(
+            parse_sections(reply, &vote_schema()),
+            Ok(json!({"vote": "Ada"}))
+        );
+        assert_eq!(
+            split_sections(reply).expect("splits").thought,
+            "阿达在十点说了谎。"
+        );
+        let zh = "### 思考：无\n### RESPONSE： 我十点在甲板上。";
+        assert_eq!(
+            parse_sections(zh, &json!({"type": "string"})),
+            Ok(json!("我十点在甲板上。"))
+        );
+    }
+
+    #[tokio::test]
+    async fn unparseable_sections_are_re_asked_in_the_section_format() {
+        let (gw, p) = gateway(vec![
+            ok("{\"vote\": \"Ada\"}", None),
+            ok("### THOUGHT: fine\n### RESPONSE: {\"vote\": \"Ada\"}", None),
+        ])
+        .await;
+        let schema = vote_schema();
+        let mut req = request(None);
+        let format = format!(
+            "### Reply format\nTwo sections, please.\n{}",
+            sections_schema_line(&schema)
+        );
+        req.messages[1].content = format!("Context.\n\nQuestion: who?\n\n{format}");
+        req.schema = Some(ResponseSchema::sections("vote", schema));
+        let out = gw.chat(req, tags()).await.expect("the rerun parses");
+        assert_eq!(out.json, Some(json!({"vote": "Ada"})));
+        assert_eq!(out.usage.parse_failures, 1);
+        let seen = p.seen.lock().expect("lock");
+        let rerun = &seen[1].messages[3].content;
+        assert!(rerun.contains("### RESPONSE:"), "{rerun}");
+        assert!(!rerun.contains("only a JSON object"), "{rerun}");
+        assert!(
+            rerun.ends_with(&format),
+            "the format paragraph comes last: {rerun}"
+        );
+        assert!(
+            rerun.contains("Question: who?\n\n### Reply format"),
+            "{rerun}"
+        );
+    }
+
+    #[test]
+    fn a_sections_re_ask_without_a_format_paragraph_writes_one() {
+        let schema = vote_schema();
+        let msgs = rerun_sections_messages(
+            &[Message::user("Context.\n\nQuestion: who?")],
+            "Ada",
+            "no RESPONSE",
+            &schema,
+        );
+        let last = &msgs[2].content;
+        assert!(
+            last.contains("Question: who?\n\n### Reply format"),
+            "{last}"
+        );
+        assert!(last.ends_with(&sections_schema_line(&schema)), "{last}");
     }
 
     #[tokio::test]

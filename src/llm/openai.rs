@@ -21,7 +21,7 @@ use async_openai::Client;
 use futures::future::BoxFuture;
 
 use super::provider::{EmbedResponse, Provider, ProviderError};
-use super::types::{ChatRequest, ChatResponse, ChatRole, TokenLogprob, TokenUsage};
+use super::types::{ChatRequest, ChatResponse, ChatRole, OutputStyle, TokenLogprob, TokenUsage};
 
 /// Environment variable holding the API key, unless `--api-key-env` names another.
 pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -170,14 +170,20 @@ fn to_openai_request(req: &ChatRequest) -> CreateChatCompletionRequest {
         seed: Some((req.sample & (i64::MAX as u64)) as i64),
         logprobs: req.logprobs.then_some(true),
         top_logprobs: req.logprobs.then_some(5),
-        response_format: req.schema.as_ref().map(|s| ResponseFormat::JsonSchema {
-            json_schema: ResponseFormatJsonSchema {
-                description: None,
-                name: s.name.clone(),
-                schema: s.schema.clone(),
-                strict: Some(true),
-            },
-        }),
+        // Sections replies are free text whose format the prompt describes: asking the endpoint for a
+        // JSON object would forbid the THOUGHT section.
+        response_format: req
+            .schema
+            .as_ref()
+            .filter(|s| s.style == OutputStyle::Json)
+            .map(|s| ResponseFormat::JsonSchema {
+                json_schema: ResponseFormatJsonSchema {
+                    description: None,
+                    name: s.name.clone(),
+                    schema: s.schema.clone(),
+                    strict: Some(true),
+                },
+            }),
         ..Default::default()
     }
 }
@@ -272,6 +278,25 @@ mod tests {
         assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after-ms", HeaderValue::from_static("150"));
         assert_eq!(parse_retry_after(&h), Some(Duration::from_millis(150)));
+    }
+
+    #[test]
+    fn sections_requests_carry_no_response_format() {
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"vote": {"type": "string"}}});
+        let mut req = ChatRequest {
+            model: "m".into(),
+            messages: vec![crate::llm::Message::user("Who?")],
+            temperature: 0.8,
+            top_p: 1.0,
+            max_tokens: 10,
+            schema: Some(crate::llm::ResponseSchema::json("vote", schema.clone())),
+            logprobs: false,
+            sample: 1,
+        };
+        assert!(to_openai_request(&req).response_format.is_some());
+        req.schema = Some(crate::llm::ResponseSchema::sections("vote", schema));
+        assert!(to_openai_request(&req).response_format.is_none());
     }
 
     #[test]

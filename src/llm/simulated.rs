@@ -15,6 +15,12 @@
 //!
 //! Sampling at temperature > 0 adds Gumbel noise seeded from a hash of the request and its sample index,
 //! so the same request always gets the same answer and different sample indices explore alternatives.
+//!
+//! A request for the two-section format (MIRAGE's `### THOUGHT:` / `### RESPONSE:`) is answered in that
+//! form. It is recognised by its schema's style or — over HTTP, where no schema travels with a request
+//! that asks for sections in the prompt — by the schema line the prompt's format paragraph carries
+//! ([`SECTIONS_SCHEMA_MARKER`]). The format paragraph is instructions, not the question: it is removed
+//! before the prompt is read, so the query is the paragraph before it.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,7 +28,13 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::tokens;
-use super::types::{ChatRequest, ChatResponse, ChatRole, TokenLogprob, TokenUsage};
+use super::types::{ChatRequest, ChatResponse, ChatRole, OutputStyle, TokenLogprob, TokenUsage};
+
+/// The two-section reply format: the gateway parses it, this model writes it, agents build their format
+/// paragraph with [`sections_schema_line`] and read the THOUGHT with [`split_sections`].
+pub use super::gateway::{
+    parse_sections, sections_schema_line, split_sections, Sections, SECTIONS_SCHEMA_MARKER,
+};
 use crate::text::{self, Bm25};
 
 /// The model name the simulated provider answers to by default.
@@ -88,7 +100,16 @@ struct Prompt {
 
 /// Answers one request. Pure: the same request (including its sample index) gives the same response.
 pub fn respond(req: &ChatRequest) -> ChatResponse {
-    let prompt = Prompt::parse(req);
+    let sections = sections_schema(req);
+    let without_format;
+    let read = match sections {
+        Some(_) => {
+            without_format = strip_format(req);
+            &without_format
+        }
+        None => req,
+    };
+    let prompt = Prompt::parse(read);
     let mut rng = ChaCha8Rng::from_seed(request_seed(req));
     let index = Bm25::new(
         &prompt
@@ -104,13 +125,15 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
         temperature: req.temperature.max(0.0) as f64,
         logprobs: Vec::new(),
     };
-    let content = match &req.schema {
-        Some(schema) => {
+    let budget = u64::from(req.max_tokens.max(1));
+    let content = match (&sections, &req.schema) {
+        (Some(schema), _) => ctx.sections(schema, budget),
+        (None, Some(schema)) => {
             let mut conditioning = String::new();
             let v = ctx.fill(&schema.schema, "", 0, &mut conditioning);
             serde_json::to_string(&v).unwrap_or_else(|_| "{}".to_string())
         }
-        None => ctx.free_text(&prompt.query, u64::from(req.max_tokens.max(1))),
+        (None, None) => ctx.free_text(&prompt.query, budget),
     };
     let logprobs = if req.logprobs {
         Some(std::mem::take(&mut ctx.logprobs))
@@ -129,6 +152,42 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
     }
 }
 
+/// The RESPONSE schema of a request that asks for sections: its own schema when its style says so; for
+/// a request with no schema, the last schema line of its last user message.
+fn sections_schema(req: &ChatRequest) -> Option<Value> {
+    match &req.schema {
+        Some(s) if s.style == OutputStyle::Sections => Some(s.schema.clone()),
+        Some(_) => None,
+        None => {
+            let last = req.messages.iter().rfind(|m| m.role == ChatRole::User)?;
+            last.content
+                .lines()
+                .rev()
+                .find_map(|l| l.trim().strip_prefix(SECTIONS_SCHEMA_MARKER))
+                .and_then(|json| serde_json::from_str::<Value>(json.trim()).ok())
+                .filter(|v| v.is_object())
+        }
+    }
+}
+
+/// The request with the format paragraphs (those carrying a schema line) removed from its last user
+/// message.
+fn strip_format(req: &ChatRequest) -> ChatRequest {
+    let mut out = req.clone();
+    if let Some(m) = out.messages.iter_mut().rfind(|m| m.role == ChatRole::User) {
+        m.content = m
+            .content
+            .split("\n\n")
+            .filter(|p| {
+                !p.lines()
+                    .any(|l| l.trim_start().starts_with(SECTIONS_SCHEMA_MARKER))
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+    out
+}
+
 fn request_seed(req: &ChatRequest) -> [u8; 32] {
     let mut h = Sha256::new();
     for m in &req.messages {
@@ -136,7 +195,9 @@ fn request_seed(req: &ChatRequest) -> [u8; 32] {
         h.update(m.content.as_bytes());
         h.update([0]);
     }
-    if let Some(s) = &req.schema {
+    // A Sections schema does not travel over HTTP (its schema line in the prompt does, and is hashed
+    // with the messages); leaving it out keeps answers identical by either road.
+    if let Some(s) = req.schema.as_ref().filter(|s| s.style == OutputStyle::Json) {
         h.update(s.schema.to_string().as_bytes());
     }
     h.update(req.sample.to_le_bytes());
@@ -348,6 +409,24 @@ impl Ctx<'_> {
         } else {
             out
         }
+    }
+
+    /// A two-section reply: a short THOUGHT (the context most relevant to the question), then the
+    /// RESPONSE — free text for a string schema, else the schema filled as JSON. Chinese prompts get the
+    /// full-width colon a Chinese writer would use.
+    fn sections(&mut self, schema: &Value, budget: u64) -> String {
+        let query = self.prompt.query.clone();
+        let thought = self.free_text(&query, (budget / 3).clamp(1, 60));
+        let rest = budget.saturating_sub(tokens::count(&thought)).max(1);
+        let response = if schema.get("type").and_then(Value::as_str) == Some("string") {
+            self.free_text(&query, rest)
+        } else {
+            let mut conditioning = String::new();
+            let v = self.fill(schema, "", 0, &mut conditioning);
+            serde_json::to_string(&v).unwrap_or_else(|_| "{}".to_string())
+        };
+        let colon = if self.prompt.chinese { "：" } else { ": " };
+        format!("### THOUGHT{colon}{thought}\n### RESPONSE{colon}{response}")
     }
 
     /// How completely the best sentence (quotable or not) covers the query, in [0, 1].
@@ -600,6 +679,94 @@ mod tests {
         let v: Value =
             serde_json::from_str(&respond(&req(SCRIPT, user, Some(schema))).content).expect("json");
         assert_eq!(v["answer"], "B");
+    }
+
+    fn format_paragraph(schema: &Value) -> String {
+        format!(
+            "### Reply format\nWrite ### THOUGHT: then ### RESPONSE: as asked.\n{}",
+            sections_schema_line(schema)
+        )
+    }
+
+    #[test]
+    fn answers_in_sections_when_the_schema_asks_for_them() {
+        let schema = json!({"type": "object", "properties": {
+            "vote": {"type": "string", "enum": ["Ada", "Cook"]},
+            "reason": {"type": "string"}
+        }, "required": ["vote", "reason"]});
+        let mut r = req(
+            SCRIPT,
+            &format!(
+                "Question: Who was near the brandy decanter?\n\n{}",
+                format_paragraph(&schema)
+            ),
+            None,
+        );
+        r.schema = Some(ResponseSchema::sections("vote", schema.clone()));
+        let a = respond(&r);
+        let v = parse_sections(&a.content, &schema).expect("a well-formed two-section reply");
+        assert_eq!(v["vote"], "Ada", "{}", a.content);
+        assert!(v["reason"].as_str().is_some_and(|s| s.contains("brandy")));
+        // The format paragraph is not the question: the THOUGHT is about the decanter.
+        let thought = split_sections(&a.content).expect("splits").thought;
+        assert!(thought.contains("brandy"), "{thought}");
+    }
+
+    #[test]
+    fn reads_the_schema_line_when_no_schema_travels_with_the_request() {
+        // What arrives over HTTP: the format is asked for in the prompt only.
+        let schema = json!({"type": "string"});
+        let r = req(
+            SCRIPT,
+            &format!(
+                "Question: Who was near the brandy decanter at 10 pm?\n\n{}",
+                format_paragraph(&schema)
+            ),
+            None,
+        );
+        let a = respond(&r);
+        let v = parse_sections(&a.content, &schema).expect("two sections");
+        assert!(
+            v.as_str().is_some_and(|s| s.contains("Ada")),
+            "{}",
+            a.content
+        );
+        // Without the schema line it is an ordinary free-text answer.
+        let plain = respond(&req(
+            SCRIPT,
+            "Question: Who was near the brandy decanter at 10 pm?",
+            None,
+        ));
+        assert!(split_sections(&plain.content).is_err(), "{}", plain.content);
+        // A JSON-style schema wins over a stray schema line: the reply is JSON.
+        let object = json!({"type": "object", "properties": {"who": {"type": "string"}}});
+        let r = req(
+            SCRIPT,
+            &format!("Question: Who?\n\n{}", format_paragraph(&object)),
+            Some(object.clone()),
+        );
+        assert!(serde_json::from_str::<Value>(&respond(&r).content).is_ok());
+    }
+
+    #[test]
+    fn chinese_sections_use_the_full_width_colon() {
+        let sys = "### 你的剧本\n晚上十点我看见阿达在白兰地酒瓶旁边。我整晚都在擦银器。";
+        let schema = json!({"type": "string"});
+        let a = respond(&req(
+            sys,
+            &format!(
+                "问题：晚上十点谁在白兰地酒瓶旁边？\n\n{}",
+                format_paragraph(&schema)
+            ),
+            None,
+        ));
+        assert!(a.content.contains("### RESPONSE："), "{}", a.content);
+        let v = parse_sections(&a.content, &schema).expect("parses with ：");
+        assert!(
+            v.as_str().is_some_and(|s| s.contains("阿达")),
+            "{}",
+            a.content
+        );
     }
 
     #[test]

@@ -1,0 +1,215 @@
+//! MIRAGE's metrics of one game (MIRAGE §2.4 and Appendix B), computed by the evaluator actor after a
+//! MIRAGE game: TII from the trust and suspicion scores the other characters gave, CIC from the clues
+//! each character investigated (all clues and key clues), and — with an LLM judge — ICI (four abilities
+//! scored 0-20) and SCI (role play scored 0-20, and ROUGE-L between the character's script and one the
+//! judge reconstructs from its behaviour). Formulas are in `formulas.rs` and `docs/metrics.md`.
+//!
+//! Without an LLM judge, ICI and SCI are `None` rather than a lexical imitation: "how well did this
+//! player reason" has no honest string-overlap stand-in. `result.json`'s `judges.mirage` says so.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::evaluator::EvaluatorArgs;
+use super::formulas::{cic, ici, sci, tii};
+use super::judge::CharacterView;
+use super::rouge::rouge_l;
+use crate::game::{
+    Draft, GameError, MirageCharacterScores, MirageOutcome, MirageScores, Transcript, Visibility,
+};
+use crate::llm::{LlmError, Usage};
+use crate::script::Language;
+
+/// The four ICI abilities and the SCI role-play criterion, as the judge is asked about them.
+fn abilities(lang: Language) -> [&'static str; 5] {
+    match lang {
+        Language::En => [
+            "Reasoning and analysis: drawing sound conclusions about the case from what was said and found",
+            "Communication and cooperation: exchanging information with the others and working towards the goal together",
+            "Detail observation: noticing and using small facts, contradictions and clues",
+            "Creative thinking: new angles, original questions and hypotheses that move the game forward",
+            "Role play: how faithfully they played the character their script describes (personality, way of speaking, goals, rules)",
+        ],
+        Language::Zh => [
+            "推理分析能力：根据发言和线索对案情得出可靠结论",
+            "沟通合作能力：与他人交流信息，共同推进目标",
+            "细节观察能力：注意并利用细小的事实、矛盾和线索",
+            "创新思维能力：提出新的角度、独到的问题和假设，推动游戏进展",
+            "角色扮演：是否忠实地扮演了剧本描述的角色（性格、说话方式、目标、规则）",
+        ],
+    }
+}
+
+/// Lines of history a judge reads at most (the most recent ones): a long game must still fit a prompt.
+const MAX_HISTORY_LINES: usize = 200;
+
+/// Scores every character of a finished MIRAGE game; judge calls and verdicts are appended to the
+/// transcript as private `judgement` events of the judged character.
+pub(super) async fn score(
+    st: &EvaluatorArgs,
+    t: &mut Transcript,
+    outcome: &MirageOutcome,
+) -> Result<MirageScores, GameError> {
+    let summed = |m: &BTreeMap<String, BTreeMap<String, Vec<f64>>>| {
+        m.iter()
+            .map(|(scorer, row)| {
+                let sums = row
+                    .iter()
+                    .map(|(scored, xs)| (scored.clone(), xs.iter().sum::<f64>()))
+                    .collect::<BTreeMap<String, f64>>();
+                (scorer.clone(), sums)
+            })
+            .collect::<BTreeMap<String, BTreeMap<String, f64>>>()
+    };
+    let trust = summed(&outcome.trust);
+    let suspicion = summed(&outcome.suspicion);
+    let key: BTreeMap<&str, bool> = st
+        .script
+        .clues
+        .iter()
+        .map(|c| (c.id.as_str(), c.key))
+        .collect();
+    let lang = st.script.language;
+    let history = public_history(t);
+    let cast: Vec<String> = st
+        .script
+        .characters
+        .iter()
+        .map(|c| format!("{}: {}", c.name, c.public))
+        .collect();
+    let mut out = MirageScores::default();
+    for c in &st.script.characters {
+        let found = outcome
+            .investigated
+            .get(&c.name)
+            .cloned()
+            .unwrap_or_default();
+        let key_found = found
+            .iter()
+            .filter(|id| key.get(id.as_str()).copied().unwrap_or(false))
+            .count();
+        let mut s = MirageCharacterScores {
+            tii: tii(&trust, &suspicion, &c.name),
+            cic: cic(found.len(), outcome.clues_available),
+            cic_key: cic(key_found, outcome.key_clues_available),
+            ..MirageCharacterScores::default()
+        };
+        let actions: Vec<String> = history
+            .iter()
+            .filter(|(speaker, _)| *speaker == c.name)
+            .map(|(_, line)| line.clone())
+            .collect();
+        let view = CharacterView {
+            name: &c.name,
+            truth: &st.script.truth.narrative,
+            cast: cast.clone(),
+            script: c.script_text(),
+            history: history
+                .iter()
+                .rev()
+                .take(MAX_HISTORY_LINES)
+                .rev()
+                .map(|(_, line)| line.clone())
+                .collect(),
+            actions,
+        };
+        let asked = abilities(lang);
+        let mut scores = Vec::new();
+        for ability in asked {
+            let seq = t.events().len() as u64;
+            match st
+                .judges
+                .mirage
+                .score_ability(&st.game_id, seq, &view, ability)
+                .await
+                .map_err(judge_error)?
+            {
+                Some((score, usage)) => {
+                    scores.push(score);
+                    verdict(
+                        t,
+                        &c.name,
+                        format!("{ability}: {score}"),
+                        usage,
+                        json!({"ability": ability, "score": score}),
+                    )?;
+                }
+                None => break,
+            }
+        }
+        if let [ra, cc, dobs, ct, rp] = scores[..] {
+            s.abilities = Some([ra, cc, dobs, ct]);
+            s.ici = Some(ici([ra, cc, dobs, ct]));
+            s.role_play = Some(rp);
+            let seq = t.events().len() as u64;
+            if let Some((rebuilt, usage)) = st
+                .judges
+                .mirage
+                .reconstruct_script(&st.game_id, seq, &view)
+                .await
+                .map_err(judge_error)?
+            {
+                // The "Script" part: what the character did on the day; the whole script when the
+                // format keeps it in the story and timeline instead of acts.
+                let original = if c.acts.iter().any(|a| !a.trim().is_empty()) {
+                    c.acts.join("\n")
+                } else {
+                    c.script_text()
+                };
+                let f = rouge_l(&original, &rebuilt).f;
+                s.reconstruction_rouge_l = Some(f);
+                s.sci = Some(sci(rp, f));
+                verdict(
+                    t,
+                    &c.name,
+                    rebuilt,
+                    usage,
+                    json!({"reconstruction": true, "rouge_l_f": f}),
+                )?;
+            }
+        }
+        out.characters.insert(c.name.clone(), s);
+    }
+    let avg = |f: fn(&MirageCharacterScores) -> Option<f64>| {
+        let xs: Vec<f64> = out.characters.values().filter_map(f).collect();
+        super::stats::mean(&xs)
+    };
+    out.tii = avg(|s| s.tii);
+    out.cic = avg(|s| s.cic);
+    out.cic_key = avg(|s| s.cic_key);
+    out.ici = avg(|s| s.ici);
+    out.sci = avg(|s| s.sci);
+    Ok(out)
+}
+
+fn judge_error(e: LlmError) -> GameError {
+    GameError::Agent {
+        agent: "judge".into(),
+        error: Box::new(e.into()),
+    }
+}
+
+fn verdict(
+    t: &mut Transcript,
+    about: &str,
+    text: String,
+    usage: Usage,
+    data: serde_json::Value,
+) -> Result<(), GameError> {
+    let d = Draft::private("judgement", "judge", &[about], text)
+        .with_usage(usage)
+        .with_data(data);
+    t.push("evaluation", d)?;
+    Ok(())
+}
+
+/// What everyone could see, as `(speaker, "speaker: text")` lines: speeches, questions, answers,
+/// disclosed clues, accusations. The host's procedural lines are left out.
+fn public_history(t: &Transcript) -> Vec<(String, String)> {
+    t.events()
+        .iter()
+        .filter(|e| e.visible_to == Visibility::All && (e.speaker != "host" || e.kind == "clue"))
+        .map(|e| (e.speaker.clone(), format!("{}: {}", e.speaker, e.text)))
+        .collect()
+}

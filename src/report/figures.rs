@@ -1,0 +1,310 @@
+//! The papers' figures as data: series of points with intervals, ready to draw (`plots`) or to write as
+//! CSV for replotting elsewhere.
+//!
+//! - PLAYER* Figure 7: WellPlay overall score against the number of rounds n, one line per number of
+//!   questions per round m (and per method, when several played).
+//! - ThinkThrice Figure 4: civilian win rate and murderer detection accuracy per condition, as bars.
+//! - MIRAGE Figure 2: CIC of all clues and of key clues after each iteration.
+
+use std::collections::BTreeMap;
+
+use super::arms::Grouping;
+use super::clues::Timeline;
+use super::metrics::{values, Bootstrap, Metric};
+use super::table::{Cell, Column, Kind, Table};
+use crate::eval::formulas;
+use crate::eval::stats::Interval;
+
+/// The x axis: numbers, or named categories at 0, 1, 2, …
+#[derive(Debug, Clone, PartialEq)]
+pub enum XAxis {
+    Numeric,
+    Categories(Vec<String>),
+}
+
+/// How series are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Lines through the points, with interval whiskers.
+    Lines,
+    /// Grouped bars (one per series at each category), with interval whiskers.
+    Bars,
+}
+
+/// One point: its x and the mean with its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub value: Interval,
+}
+
+/// A named series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<Point>,
+}
+
+/// A figure's data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// File stem of its PNG, SVG and CSV.
+    pub id: &'static str,
+    pub title: String,
+    pub caption: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// The y axis runs from 0 to this (1 for rates, 100 for MIRAGE's percentages).
+    pub y_max: f64,
+    pub x: XAxis,
+    pub style: Style,
+    pub series: Vec<Series>,
+}
+
+impl Figure {
+    /// The figure's data as a table, for its CSV.
+    pub fn data(&self) -> Table {
+        let categorical = matches!(self.x, XAxis::Categories(_));
+        let mut t = Table::new(
+            self.id,
+            &self.title,
+            vec![
+                Column::new("Series", "series", Kind::Text),
+                if categorical {
+                    Column::new("Category", "category", Kind::Text)
+                } else {
+                    Column::new(&self.x_label, "x", Kind::Number(0))
+                },
+                Column::new(&self.y_label, "value", Kind::MeanCi(3)),
+                Column::new("Games", "games", Kind::Number(0)),
+            ],
+        );
+        for s in &self.series {
+            for p in &s.points {
+                let x = match &self.x {
+                    XAxis::Categories(names) => {
+                        Cell::Text(names.get(p.x.round() as usize).cloned().unwrap_or_default())
+                    }
+                    XAxis::Numeric => Cell::Number(Some(p.x)),
+                };
+                t.push(
+                    vec![
+                        Cell::Text(s.name.clone()),
+                        x,
+                        Cell::MeanCi(Some(p.value)),
+                        Cell::Number(Some(p.value.n as f64)),
+                    ],
+                    false,
+                );
+            }
+        }
+        t
+    }
+}
+
+/// PLAYER* Figure 7 from the WellPlay conditions that played (not the PP/OP references), pooled over
+/// scripts.
+pub fn player_figure7(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
+    const AXES: [&str; 2] = ["rounds", "questions_per_round"];
+    // (family, m) → points by n.
+    let mut lines: BTreeMap<(String, u64), Vec<Point>> = BTreeMap::new();
+    for c in &g.conditions {
+        if c.key.is_reference() {
+            continue;
+        }
+        let (Some(n), Some(m)) = (
+            c.key.setting_f64("rounds"),
+            c.key.setting_f64("questions_per_round"),
+        ) else {
+            continue;
+        };
+        let xs = values(Metric::ChoiceScore, g.results(&c.games));
+        if let Some(value) = boot.mean(&xs) {
+            lines
+                .entry((c.label_without(&AXES), m.round() as u64))
+                .or_default()
+                .push(Point { x: n, value });
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let families = lines
+        .keys()
+        .map(|(f, _)| f)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let series = lines
+        .into_iter()
+        .map(|((family, m), mut points)| {
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            Series {
+                name: if families > 1 {
+                    format!("{family} · m={m}")
+                } else {
+                    format!("m={m}")
+                },
+                points,
+            }
+        })
+        .collect();
+    Some(Figure {
+        id: "player_figure7",
+        title: "PLAYER* Figure 7 — score against rounds".into(),
+        caption: format!(
+            "WellPlay overall score (awarded / possible points) against the number of questioning \
+             rounds n, one line per number of questions each agent asks per round (m); mean over \
+             games pooled over scripts, whiskers the {} bootstrap interval.",
+            super::tables::level_text(boot.level)
+        ),
+        x_label: "Rounds (n)".into(),
+        y_label: "Overall score".into(),
+        y_max: 1.0,
+        x: XAxis::Numeric,
+        style: Style::Lines,
+        series,
+    })
+}
+
+/// ThinkThrice Figure 4 over every condition whose games were decided by a vote.
+pub fn thinkthrice_figure4(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
+    let conditions: Vec<usize> = (0..g.conditions.len())
+        .filter(|&ci| {
+            g.results(&g.conditions[ci].games)
+                .any(|r| Metric::CivilianWin.of(r).is_some())
+        })
+        .collect();
+    if conditions.is_empty() {
+        return None;
+    }
+    let series = [
+        (Metric::CivilianWin, "Civilian win rate"),
+        (Metric::Detection, "Murderer detection accuracy"),
+    ]
+    .into_iter()
+    .map(|(m, name)| Series {
+        name: name.into(),
+        points: conditions
+            .iter()
+            .enumerate()
+            .filter_map(|(x, &ci)| {
+                let value = boot.mean(&values(m, g.results(&g.conditions[ci].games)))?;
+                Some(Point { x: x as f64, value })
+            })
+            .collect(),
+    })
+    .collect();
+    Some(Figure {
+        id: "thinkthrice_figure4",
+        title: "ThinkThrice Figure 4 — win rate and murderer detection".into(),
+        caption: format!(
+            "Share of games the civilians won, and votes received by the murderer / votes cast, per \
+             condition (pooled over scripts); whiskers the {} bootstrap interval over games.",
+            super::tables::level_text(boot.level)
+        ),
+        x_label: "Condition".into(),
+        y_label: "Rate".into(),
+        y_max: 1.0,
+        x: XAxis::Categories(
+            conditions
+                .iter()
+                .map(|&ci| g.conditions[ci].label())
+                .collect(),
+        ),
+        style: Style::Bars,
+        series,
+    })
+}
+
+/// MIRAGE Figure 2 from the transcripts of MIRAGE games.
+pub fn mirage_figure2(
+    g: &Grouping,
+    boot: &Bootstrap,
+    clues: &BTreeMap<usize, Timeline>,
+) -> Option<Figure> {
+    let conditions: Vec<usize> = (0..g.conditions.len())
+        .filter(|&ci| {
+            g.conditions[ci]
+                .games
+                .iter()
+                .any(|gi| clues.contains_key(gi) && g.games[*gi].result.mirage.is_some())
+        })
+        .collect();
+    if conditions.is_empty() {
+        return None;
+    }
+    let single = conditions.len() == 1;
+    let mut series = Vec::new();
+    for &ci in &conditions {
+        let c = &g.conditions[ci];
+        let games: Vec<(&Timeline, usize, usize)> = c
+            .games
+            .iter()
+            .filter_map(|gi| {
+                let m = g.games[*gi].result.mirage.as_ref()?;
+                Some((clues.get(gi)?, m.clues_available, m.key_clues_available))
+            })
+            .collect();
+        let configured = c.key.setting_f64("iterations").map(|i| i.round() as u32);
+        let seen = games
+            .iter()
+            .filter_map(|(t, _, _)| t.last_iteration())
+            .max();
+        let iterations = configured.into_iter().chain(seen).max().unwrap_or(0);
+        for (key_only, what) in [(false, "all clues"), (true, "key clues")] {
+            let points: Vec<Point> = (1..=iterations)
+                .filter_map(|i| {
+                    let xs: Vec<f64> = games
+                        .iter()
+                        .filter_map(|(t, all, key)| {
+                            let available = if key_only { *key } else { *all };
+                            formulas::cic(t.by_iteration(i, key_only), available)
+                        })
+                        .map(|x| x * 100.0)
+                        .collect();
+                    Some(Point {
+                        x: f64::from(i),
+                        value: boot.mean(&xs)?,
+                    })
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            series.push(Series {
+                name: if single {
+                    capitalise(what)
+                } else {
+                    format!("{} · {what}", c.label())
+                },
+                points,
+            });
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    Some(Figure {
+        id: "mirage_figure2",
+        title: "MIRAGE Figure 2 — CIC of clues and key clues across iterations".into(),
+        caption: format!(
+            "Clues investigated by the end of each iteration / clues available (×100), for all clues \
+             and for key clues; mean over games, whiskers the {} bootstrap interval.",
+            super::tables::level_text(boot.level)
+        ),
+        x_label: "Iteration".into(),
+        y_label: "CIC".into(),
+        y_max: 100.0,
+        x: XAxis::Numeric,
+        style: Style::Lines,
+        series,
+    })
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

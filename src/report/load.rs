@@ -1,0 +1,189 @@
+//! Finding and reading finished games: every `result.json` under a path, with its transcript beside it.
+//!
+//! A run directory may hold thousands of games, some of them broken (a game killed while its result
+//! was being written, a file from an older sleuth). One bad file must not sink the report of the
+//! others, so inside a directory a file that cannot be read or parsed is *skipped* and listed; only a
+//! path given directly as a `result.json`, or a directory with no usable result at all, is an error.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ReportError;
+use crate::game::GameResult;
+
+/// The file `sleuth play --out DIR` writes its result to.
+pub const RESULT_FILE: &str = "result.json";
+/// The event log written beside it.
+pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
+
+/// One finished game.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GameRecord {
+    /// The `result.json` it was read from.
+    pub path: PathBuf,
+    pub result: GameResult,
+    /// `transcript.jsonl` beside the result, when there is one.
+    pub transcript: Option<PathBuf>,
+    /// MIRAGE judge metrics, when the result records them.
+    pub recorded: Recorded,
+}
+
+/// Measures a result may record that are read by name rather than through [`GameResult`]: MIRAGE's
+/// TII, ICI and SCI come from a judge that older results (and games without one) do not have, and
+/// newer results ask WellPlay questions several times. A report shows what a game recorded and "—"
+/// otherwise, so results from before and after those changes can be reported together.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Recorded {
+    #[serde(default)]
+    pub mirage_scores: Option<RecordedMirage>,
+    #[serde(default)]
+    pub choice: Option<RecordedChoice>,
+}
+
+impl Recorded {
+    /// How many times each WellPlay question was asked (the tallies sum over these); 1 when the
+    /// result does not say.
+    pub fn choice_repeats(&self) -> u32 {
+        self.choice
+            .as_ref()
+            .and_then(|c| c.repeats)
+            .filter(|&r| r > 0)
+            .unwrap_or(1)
+    }
+}
+
+/// WellPlay evaluation repeats (PLAYER* asks every question three times).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct RecordedChoice {
+    #[serde(default)]
+    pub repeats: Option<u32>,
+}
+
+/// A game's MIRAGE judge metrics, averaged over its characters: TII as a fraction, ICI and SCI on
+/// 0-100.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct RecordedMirage {
+    #[serde(default)]
+    pub tii: Option<f64>,
+    #[serde(default)]
+    pub ici: Option<f64>,
+    #[serde(default)]
+    pub sci: Option<f64>,
+}
+
+/// A `result.json` that was found but could not be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// Everything found under a path.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// Games in path order, so a report is the same however the file system lists directories.
+    pub games: Vec<GameRecord>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads one game, a run directory (searched at any depth) or a single `result.json`.
+///
+/// Errors: `path` does not exist; `path` is a file that is not a readable result; a directory holds no
+/// `result.json` at all, or none that parses (the first problem is named).
+pub fn load(path: &Path) -> Result<Loaded, ReportError> {
+    let meta = fs::metadata(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if meta.is_file() {
+        let game = read_game(path)?;
+        return Ok(Loaded {
+            games: vec![game],
+            skipped: Vec::new(),
+        });
+    }
+    let mut files = Vec::new();
+    find_results(path, &mut files)?;
+    files.sort();
+    if files.is_empty() {
+        return Err(ReportError::NoResults {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut loaded = Loaded::default();
+    for file in files {
+        match read_game(&file) {
+            Ok(game) => loaded.games.push(game),
+            Err(e) => loaded.skipped.push(Skipped {
+                reason: super::chain(&e),
+                path: file,
+            }),
+        }
+    }
+    if loaded.games.is_empty() {
+        // Every candidate failed: say why the first did, which is usually why they all did.
+        let first = &loaded.skipped[0];
+        return Err(ReportError::NoUsableResults {
+            path: path.to_path_buf(),
+            count: loaded.skipped.len(),
+            first: format!("{}: {}", first.path.display(), first.reason),
+        });
+    }
+    Ok(loaded)
+}
+
+/// Parses one `result.json`.
+pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
+    let text = fs::read_to_string(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let result: GameResult = serde_json::from_str(&text).map_err(|source| ReportError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    // Same text, read a second time for the named extras; they are optional, so a result without
+    // them (or with another shape) simply has none.
+    let recorded: Recorded = serde_json::from_str(&text).unwrap_or_default();
+    let transcript = path
+        .parent()
+        .map(|d| d.join(TRANSCRIPT_FILE))
+        .filter(|t| t.is_file());
+    Ok(GameRecord {
+        path: path.to_path_buf(),
+        result,
+        transcript,
+        recorded,
+    })
+}
+
+/// Collects every `result.json` below `dir`. Symbolic links to directories are not followed, so a
+/// link back up the tree cannot loop.
+fn find_results(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReportError> {
+    let entries = fs::read_dir(dir).map_err(|source| ReportError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| ReportError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|source| ReportError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if kind.is_dir() {
+            find_results(&path, out)?;
+        } else if entry.file_name() == RESULT_FILE {
+            // A regular file or a link to one.
+            if path.is_file() {
+                out.push(path);
+            }
+        }
+    }
+    Ok(())
+}

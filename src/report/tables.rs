@@ -1,0 +1,583 @@
+//! The papers' tables, built from grouped games.
+//!
+//! - `arms`: every arm (script × condition) with its games and seeds — the index of the report.
+//! - ThinkThrice Table 4: factual QA (Own, CQ, MQ, Others), civilian win rate and murderer detection
+//!   per condition, pooled over scripts, with bootstrap intervals over games.
+//! - PLAYER* Table A3: WellPlay voting and multiple-choice scores per script × method, mean ± std
+//!   over repeats, then per method the weighted mean ± std across scripts (Appendix B.3).
+//! - PLAYER* Table A5: cost and tokens per script and phase (gameplay, evaluation), mean per game.
+//! - MIRAGE Table 2: tokens and requests, Victory, TII, CIC, ICI, SCI and parse failures per condition.
+//! - `paired`: two conditions compared on the same scripts and seeds.
+//!
+//! A table appears only when some game measured what it shows.
+
+use std::collections::BTreeMap;
+
+use super::arms::{ConditionInfo, Grouping};
+use super::clues::Timeline;
+use super::load::RecordedMirage;
+use super::metrics::{self, category, values, Bootstrap, Metric};
+use super::table::{Cell, Column, Kind, Table};
+use crate::eval::formulas;
+use crate::eval::stats;
+use crate::game::GameResult;
+
+/// Decimals of accuracies and rates (the papers print three).
+const RATE: usize = 3;
+
+/// The index of arms.
+pub fn arms(g: &Grouping) -> Table {
+    let mut t = Table::new(
+        "arms",
+        "Arms",
+        vec![
+            Column::new("Script", "script", Kind::Text),
+            Column::new("Protocol", "protocol", Kind::Text),
+            Column::new("Method", "method", Kind::Text),
+            Column::new("Model", "model", Kind::Text),
+            Column::new("Games", "games", Kind::Number(0)),
+            Column::new("Seeds", "seeds", Kind::Text),
+            Column::new("Settings", "settings", Kind::Text),
+        ],
+    );
+    t.note = "An arm is one script played under one condition (protocol, framework, murderers' \
+              framework, modules, model and protocol settings); its games are the repeats over seeds. \
+              Method names a condition by what sets it apart from the others in this report."
+        .into();
+    for arm in &g.arms {
+        let c = &g.conditions[arm.condition];
+        let seeds: Vec<String> = g.results(&arm.games).map(|r| r.seed.to_string()).collect();
+        let settings: Vec<String> = c
+            .key
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        t.push(
+            vec![
+                Cell::Text(arm.script.clone()),
+                Cell::Text(c.key.protocol.clone()),
+                Cell::Text(c.label()),
+                Cell::Text(c.key.model.clone()),
+                Cell::Number(Some(arm.games.len() as f64)),
+                Cell::Text(seeds.join(" ")),
+                Cell::Text(settings.join(", ")),
+            ],
+            false,
+        );
+    }
+    t
+}
+
+/// ThinkThrice Table 4, with Figure 4's win rate and detection accuracy as columns.
+pub fn thinkthrice_table4(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
+    let factual = [Metric::Own, Metric::Cq, Metric::Mq, Metric::Others];
+    let rows: Vec<&ConditionInfo> = g
+        .conditions
+        .iter()
+        .filter(|c| {
+            c.key.protocol == "thinkthrice"
+                || g.results(&c.games)
+                    .any(|r| factual.iter().any(|m| m.of(r).is_some()))
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut columns = vec![
+        Column::new("Method", "method", Kind::Text),
+        Column::new("Scripts", "scripts", Kind::Number(0)),
+        Column::new("Games", "games", Kind::Number(0)),
+    ];
+    let metrics = [
+        Metric::Own,
+        Metric::Cq,
+        Metric::Mq,
+        Metric::Others,
+        Metric::CivilianWin,
+        Metric::Detection,
+    ];
+    for m in metrics {
+        columns.push(Column::new(m.name(), field(m), Kind::MeanCi(RATE)));
+    }
+    let mut t = Table::new(
+        "thinkthrice_table4",
+        "ThinkThrice Table 4 — factual QA, civilian win rate and murderer detection",
+        columns,
+    );
+    t.note = format!(
+        "Own: questions from the agent's own script; CQ: from other civilians' scripts; MQ: from the \
+         murderer's; Others: CQ and MQ together. Win rate: share of games the civilians won; detection: \
+         votes received by the murderer / votes cast (ThinkThrice Figure 4). Each cell is the mean over \
+         games (pooled over scripts) with its {} bootstrap interval over games.",
+        level_text(boot.level)
+    );
+    for c in rows {
+        let mut cells = vec![
+            Cell::Text(c.label()),
+            Cell::Number(Some(c.arms.len() as f64)),
+            Cell::Number(Some(c.games.len() as f64)),
+        ];
+        for m in metrics {
+            cells.push(Cell::MeanCi(boot.mean(&values(m, g.results(&c.games)))));
+        }
+        t.push(cells, false);
+    }
+    Some(t)
+}
+
+/// WellPlay columns of Table A3, in the paper's row order.
+const A3: [(Metric, &str); 4] = [
+    (Metric::Objective, "objective"),
+    (Metric::Reasoning, "reasoning"),
+    (Metric::Relations, "relations"),
+    (Metric::ChoiceScore, "overall"),
+];
+
+/// PLAYER* Table A3, transposed for a page: a row per script × method, a column per question
+/// category; the last rows give each method's weighted mean ± std across scripts.
+pub fn player_table_a3(g: &Grouping) -> Option<Table> {
+    let with_choice = |games: &[usize]| g.results(games).any(|r| r.choice.is_some());
+    let conditions: Vec<usize> = (0..g.conditions.len())
+        .filter(|&ci| with_choice(&g.conditions[ci].games))
+        .collect();
+    if conditions.is_empty() {
+        return None;
+    }
+    let mut columns = vec![
+        Column::new("Script", "script", Kind::Text),
+        Column::new("Method", "method", Kind::Text),
+        Column::new("Games", "games", Kind::Number(0)),
+        Column::new("#QA", "questions", Kind::Number(0)),
+        Column::new("Voting", "voting", Kind::MeanStd(RATE)),
+    ];
+    for (m, f) in A3 {
+        let heading = if m == Metric::ChoiceScore {
+            "Overall"
+        } else {
+            m.name()
+        };
+        columns.push(Column::new(heading, f, Kind::MeanStd(RATE)));
+    }
+    let mut t = Table::new(
+        "player_table_a3",
+        "PLAYER* Table A3 — WellPlay scores by script and method",
+        columns,
+    );
+    t.note = "Voting: share of games the civilians won under the elimination rule. Objective, Reasoning, \
+              Relations: share of that category's multiple-choice questions answered exactly right; \
+              Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± sample std \
+              over repeats (seeds). Last rows: per method, the weighted mean ± weighted std across \
+              scripts of the per-script means (PLAYER* Appendix B.3: weights are the category's question \
+              count per script, the script's possible points for Overall; Voting unweighted). #QA: \
+              questions per evaluation of a game (summed over scripts in the last rows). — : not measured (PP and OP do \
+              not vote)."
+        .into();
+    // Per (condition, script): the inputs of the weighted rows.
+    let mut per_script: BTreeMap<usize, Vec<ScriptScores>> = BTreeMap::new();
+    for arm in &g.arms {
+        if !conditions.contains(&arm.condition) || !with_choice(&arm.games) {
+            continue;
+        }
+        let c = &g.conditions[arm.condition];
+        let rs: Vec<&GameResult> = g.results(&arm.games).collect();
+        let repeats: Vec<u32> = arm
+            .games
+            .iter()
+            .map(|&gi| g.games[gi].recorded.choice_repeats())
+            .collect();
+        let s = ScriptScores::of(&rs, &repeats);
+        let mut cells = vec![
+            Cell::Text(arm.script.clone()),
+            Cell::Text(c.label()),
+            Cell::Number(Some(arm.games.len() as f64)),
+            Cell::Number(s.questions),
+            Cell::MeanStd(metrics::mean_std(&values(
+                Metric::CivilianWin,
+                rs.iter().copied(),
+            ))),
+        ];
+        for (m, _) in A3 {
+            cells.push(Cell::MeanStd(metrics::mean_std(&values(
+                m,
+                rs.iter().copied(),
+            ))));
+        }
+        t.push(cells, false);
+        per_script.entry(arm.condition).or_default().push(s);
+    }
+    for (ci, scripts) in &per_script {
+        let c = &g.conditions[*ci];
+        let voting: Vec<(f64, f64)> = scripts
+            .iter()
+            .filter_map(|s| s.voting.map(|v| (v, 1.0)))
+            .collect();
+        let mut cells = vec![
+            Cell::Text("All scripts (weighted)".into()),
+            Cell::Text(c.label()),
+            Cell::Number(Some(c.games.len() as f64)),
+            Cell::Number(Some(scripts.iter().filter_map(|s| s.questions).sum())),
+            Cell::MeanStd(stats::weighted_mean_std(&voting)),
+        ];
+        for (i, (m, _)) in A3.iter().enumerate() {
+            let v = if *m == Metric::ChoiceScore {
+                let xs: Vec<(f64, f64)> = scripts
+                    .iter()
+                    .filter_map(|s| Some((s.score?, s.possible?)))
+                    .collect();
+                formulas::wellplay_overall(&xs)
+            } else {
+                let xs: Vec<(f64, usize)> = scripts
+                    .iter()
+                    .filter_map(|s| Some((s.accuracy[i]?, s.category_questions[i])))
+                    .collect();
+                formulas::wellplay_category(&xs)
+            };
+            cells.push(Cell::MeanStd(v));
+        }
+        t.push(cells, true);
+    }
+    Some(t)
+}
+
+/// What one arm contributes to a method's weighted row in Table A3.
+struct ScriptScores {
+    voting: Option<f64>,
+    /// Objective, reasoning, relations accuracy (mean over repeats).
+    accuracy: [Option<f64>; 3],
+    /// Their question counts per game.
+    category_questions: [usize; 3],
+    score: Option<f64>,
+    possible: Option<f64>,
+    questions: Option<f64>,
+}
+
+impl ScriptScores {
+    /// `repeats[i]`: how many times game i asked each question (its tallies sum over them).
+    fn of(rs: &[&GameResult], repeats: &[u32]) -> ScriptScores {
+        let mean_of = |m: Metric| stats::mean(&values(m, rs.iter().copied()));
+        // Every game asks the same questions; the mean guards against a result from another
+        // version of the script without failing the table.
+        let per_game = |f: &dyn Fn(&GameResult) -> Option<f64>| {
+            let xs: Vec<f64> = rs
+                .iter()
+                .zip(repeats)
+                .filter_map(|(r, &k)| Some(f(r)? / f64::from(k.max(1))))
+                .collect();
+            stats::mean(&xs)
+        };
+        let count = |name: &str| {
+            per_game(&|r| category(r, name).map(|t| t.questions as f64))
+                .map_or(0, |m| m.round() as usize)
+        };
+        ScriptScores {
+            voting: mean_of(Metric::CivilianWin),
+            accuracy: [
+                mean_of(Metric::Objective),
+                mean_of(Metric::Reasoning),
+                mean_of(Metric::Relations),
+            ],
+            category_questions: [count("objective"), count("reasoning"), count("relations")],
+            score: mean_of(Metric::ChoiceScore),
+            possible: per_game(&|r| r.choice.as_ref().map(|c| f64::from(c.overall.possible))),
+            questions: per_game(&|r| r.choice.as_ref().map(|c| c.overall.questions as f64)),
+        }
+    }
+}
+
+/// PLAYER* Table A5: USD, tokens and calls per phase, mean per game, per script × method.
+pub fn player_table_a5(g: &Grouping) -> Option<Table> {
+    if g.arms.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "player_table_a5",
+        "PLAYER* Table A5 — cost per script and phase",
+        vec![
+            Column::new("Script", "script", Kind::Text),
+            Column::new("Method", "method", Kind::Text),
+            Column::new("Games", "games", Kind::Number(0)),
+            Column::new("Gameplay USD", "gameplay_usd", Kind::Number(4)),
+            Column::new("Gameplay tokens", "gameplay_tokens", Kind::Number(0)),
+            Column::new("Gameplay calls", "gameplay_calls", Kind::Number(0)),
+            Column::new("Evaluation USD", "evaluation_usd", Kind::Number(4)),
+            Column::new("Evaluation tokens", "evaluation_tokens", Kind::Number(0)),
+            Column::new("Evaluation calls", "evaluation_calls", Kind::Number(0)),
+        ],
+    );
+    t.note = "Mean per game over the arm's repeats; tokens are prompt + completion tokens. Gameplay is \
+              — for methods that play no game (PP, OP). The last rows sum each method's per-script means \
+              over scripts, as the paper's Overall row does. USD is priced from the pricing table the \
+              games ran with (the simulated model is free)."
+        .into();
+    let multi_script = g.scripts().len() > 1;
+    let mut totals: BTreeMap<usize, [Option<f64>; 6]> = BTreeMap::new();
+    for arm in &g.arms {
+        let c = &g.conditions[arm.condition];
+        let rs: Vec<&GameResult> = g.results(&arm.games).collect();
+        let phase = |f: fn(&GameResult) -> &crate::llm::Usage| -> [Option<f64>; 3] {
+            if rs.iter().all(|r| f(r).calls == 0) {
+                return [None; 3];
+            }
+            let m = |v: fn(&crate::llm::Usage) -> f64| {
+                stats::mean(&rs.iter().map(|r| v(f(r))).collect::<Vec<_>>())
+            };
+            [
+                m(|u| u.cost_usd),
+                m(|u| (u.prompt_tokens + u.completion_tokens) as f64),
+                m(|u| u.calls as f64),
+            ]
+        };
+        let play = phase(|r| &r.usage_by_phase.gameplay);
+        let eval = phase(|r| &r.usage_by_phase.evaluation);
+        let values: Vec<Option<f64>> = play.iter().chain(eval.iter()).copied().collect();
+        let total = totals.entry(arm.condition).or_insert([Some(0.0); 6]);
+        for (acc, v) in total.iter_mut().zip(&values) {
+            *acc = match (*acc, v) {
+                (Some(a), Some(v)) => Some(a + v),
+                _ => None,
+            };
+        }
+        let mut cells = vec![
+            Cell::Text(arm.script.clone()),
+            Cell::Text(c.label()),
+            Cell::Number(Some(arm.games.len() as f64)),
+        ];
+        cells.extend(values.into_iter().map(Cell::Number));
+        t.push(cells, false);
+    }
+    if multi_script {
+        for (ci, total) in totals {
+            let c = &g.conditions[ci];
+            let mut cells = vec![
+                Cell::Text("All scripts (sum)".into()),
+                Cell::Text(c.label()),
+                Cell::Number(Some(c.games.len() as f64)),
+            ];
+            cells.extend(total.into_iter().map(Cell::Number));
+            t.push(cells, true);
+        }
+    }
+    Some(t)
+}
+
+/// MIRAGE Table 2 per condition, pooled over scripts.
+pub fn mirage_table2(
+    g: &Grouping,
+    boot: &Bootstrap,
+    clues: &BTreeMap<usize, Timeline>,
+) -> Option<Table> {
+    let rows: Vec<&ConditionInfo> = g
+        .conditions
+        .iter()
+        .filter(|c| c.key.protocol == "mirage" || g.results(&c.games).any(|r| r.mirage.is_some()))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let pct = Kind::MeanCi(2);
+    let mut t = Table::new(
+        "mirage_table2",
+        "MIRAGE Table 2 — results per simulation",
+        vec![
+            Column::new("Model", "model", Kind::Text),
+            Column::new("Games", "games", Kind::Number(0)),
+            Column::new("Env tokens", "env_tokens", Kind::Number(0)),
+            Column::new("Envs", "envs", Kind::Number(0)),
+            Column::new("User tokens", "user_tokens", Kind::Number(0)),
+            Column::new("Users", "users", Kind::Number(0)),
+            Column::new("Victory", "victory", pct),
+            Column::new("TII", "tii", pct),
+            Column::new("CIC", "cic", pct),
+            Column::new("CIC key", "cic_key", pct),
+            Column::new("ICI", "ici", pct),
+            Column::new("SCI", "sci", pct),
+            Column::new("Parse failures", "parse_failures", Kind::Number(1)),
+        ],
+    );
+    t.note = format!(
+        "Mean per game, pooled over scripts; scores ×100 as in the paper, with {} bootstrap intervals \
+         over games. Env tokens / Envs: gameplay prompt tokens and calls; User tokens / Users: gameplay \
+         completion tokens and calls (sleuth does not split environment requests from player \
+         completions, so Envs = Users). Victory: reciprocal rank of the culprit in the vote (MRR). \
+         CIC: clues investigated / clues available; CIC key: the same for key clues, from the \
+         transcript. TII (trust / (trust + suspicion) others gave, ×100), ICI and SCI (judge scores, \
+         0-100) as the games recorded them; — where no game did. Parse failures: replies that could \
+         not be parsed, over gameplay and evaluation.",
+        level_text(boot.level)
+    );
+    for c in rows {
+        let rs: Vec<&GameResult> = g.results(&c.games).collect();
+        let mean_usage =
+            |f: fn(&GameResult) -> f64| stats::mean(&rs.iter().map(|r| f(r)).collect::<Vec<_>>());
+        let scaled = |m: Metric| {
+            let xs: Vec<f64> = values(m, rs.iter().copied())
+                .into_iter()
+                .map(|x| x * 100.0)
+                .collect();
+            boot.mean(&xs)
+        };
+        // CIC key from the transcript's clue events, on the same reading as CIC (clues investigated
+        // by all characters / clues available: the paper's per-model Table 2 numbers). A game's own
+        // `cic_key` is a mean over characters — another reading — so it is not mixed in.
+        let key_cic: Vec<f64> = c
+            .games
+            .iter()
+            .filter_map(|gi| {
+                let m = g.games[*gi].result.mirage.as_ref()?;
+                formulas::cic(clues.get(gi)?.total(true), m.key_clues_available)
+            })
+            .map(|x| x * 100.0)
+            .collect();
+        let judged = |f: fn(&RecordedMirage) -> Option<f64>, scale: f64| {
+            let xs: Vec<f64> = c
+                .games
+                .iter()
+                .filter_map(|gi| f(g.games[*gi].recorded.mirage_scores.as_ref()?))
+                .map(|x| x * scale)
+                .collect();
+            boot.mean(&xs)
+        };
+        let calls = mean_usage(|r| r.usage_by_phase.gameplay.calls as f64);
+        t.push(
+            vec![
+                Cell::Text(c.label()),
+                Cell::Number(Some(c.games.len() as f64)),
+                Cell::Number(mean_usage(|r| {
+                    r.usage_by_phase.gameplay.prompt_tokens as f64
+                })),
+                Cell::Number(calls),
+                Cell::Number(mean_usage(|r| {
+                    r.usage_by_phase.gameplay.completion_tokens as f64
+                })),
+                Cell::Number(calls),
+                Cell::MeanCi(scaled(Metric::Victory)),
+                Cell::MeanCi(judged(|m| m.tii, 100.0)),
+                Cell::MeanCi(scaled(Metric::Cic)),
+                Cell::MeanCi(boot.mean(&key_cic)),
+                Cell::MeanCi(judged(|m| m.ici, 1.0)),
+                Cell::MeanCi(judged(|m| m.sci, 1.0)),
+                Cell::Number(mean_usage(|r| r.usage.parse_failures as f64)),
+            ],
+            false,
+        );
+    }
+    Some(t)
+}
+
+/// The headline metrics compared between conditions of a protocol.
+fn paired_metrics(protocol: &str) -> &'static [Metric] {
+    match protocol {
+        "thinkthrice" => &[Metric::Others, Metric::CivilianWin, Metric::Detection],
+        "wellplay" => &[Metric::ChoiceScore, Metric::CivilianWin, Metric::Detection],
+        "mirage" => &[Metric::Victory, Metric::Cic],
+        _ => &[Metric::CivilianWin, Metric::Detection],
+    }
+}
+
+/// Every two conditions of the same protocol compared on the games they share: same script, same seed.
+/// A is the later condition in report order, B the earlier (a reference such as PP or No MR comes
+/// first), so Δ = A − B reads as "what A adds".
+pub fn paired(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
+    let mut t = Table::new(
+        "paired",
+        "Paired comparisons — same scripts, same seeds",
+        vec![
+            Column::new("Protocol", "protocol", Kind::Text),
+            Column::new("Metric", "metric", Kind::Text),
+            Column::new("A", "a", Kind::Text),
+            Column::new("B", "b", Kind::Text),
+            Column::new("Pairs", "pairs", Kind::Number(0)),
+            Column::new("Δ = A − B", "difference", Kind::MeanCi(RATE)),
+        ],
+    );
+    t.note = format!(
+        "Games of A and B are paired when they share script and seed; Δ is the mean of the per-pair \
+         differences with its {} paired bootstrap interval (whole pairs resampled). An interval that \
+         excludes 0 says the two conditions differ at that level; pairing cancels what the two games \
+         share (the script's difficulty, the seed's draws), so it is narrower than comparing the \
+         arms' own intervals.",
+        level_text(boot.level)
+    );
+    // (script, seed) → first game of each condition.
+    let index: Vec<BTreeMap<(String, u64), usize>> = g
+        .conditions
+        .iter()
+        .map(|c| {
+            let mut m = BTreeMap::new();
+            for &gi in &c.games {
+                let r = &g.games[gi].result;
+                m.entry((r.script.clone(), r.seed)).or_insert(gi);
+            }
+            m
+        })
+        .collect();
+    for b in 0..g.conditions.len() {
+        for a in b + 1..g.conditions.len() {
+            let (ca, cb) = (&g.conditions[a], &g.conditions[b]);
+            if ca.key.protocol != cb.key.protocol {
+                continue;
+            }
+            let shared: Vec<(usize, usize)> = index[a]
+                .iter()
+                .filter_map(|(k, &ga)| index[b].get(k).map(|&gb| (ga, gb)))
+                .collect();
+            if shared.is_empty() {
+                continue;
+            }
+            for &m in paired_metrics(&ca.key.protocol) {
+                let (xa, xb): (Vec<f64>, Vec<f64>) = shared
+                    .iter()
+                    .filter_map(|&(ga, gb)| {
+                        Some((m.of(&g.games[ga].result)?, m.of(&g.games[gb].result)?))
+                    })
+                    .unzip();
+                if xa.is_empty() {
+                    continue;
+                }
+                let d =
+                    stats::paired_difference(&xa, &xb, boot.resamples, boot.level, boot.seed).ok();
+                t.push(
+                    vec![
+                        Cell::Text(ca.key.protocol.clone()),
+                        Cell::Text(m.name().into()),
+                        Cell::Text(ca.label()),
+                        Cell::Text(cb.label()),
+                        Cell::Number(Some(xa.len() as f64)),
+                        Cell::MeanCi(d),
+                    ],
+                    false,
+                );
+            }
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// "95%" for 0.95.
+pub fn level_text(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct}%")
+    }
+}
+
+/// CSV field stem of a metric.
+fn field(m: Metric) -> &'static str {
+    match m {
+        Metric::CivilianWin => "civilian_win_rate",
+        Metric::Detection => "murderer_detection",
+        Metric::Own => "own",
+        Metric::Cq => "cq",
+        Metric::Mq => "mq",
+        Metric::Others => "others",
+        Metric::Objective => "objective",
+        Metric::Reasoning => "reasoning",
+        Metric::Relations => "relations",
+        Metric::ChoiceScore => "overall",
+        Metric::Victory => "victory",
+        Metric::Cic => "cic",
+    }
+}

@@ -1,0 +1,228 @@
+//! Evaluation as a researcher reads it: judge calls billed to the evaluation phase only, WellPlay
+//! multiple choice repeated for mean ± std, informed accuracy bounded by overall accuracy, MIRAGE's
+//! judge-based metrics present exactly when a judge is configured.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use sleuth::agent::{AgentConfig, Framework};
+use sleuth::game::{
+    self, GameConfig, GameResult, JudgeChoice, MirageSettings, ProtocolSettings,
+    ThinkThriceSettings, WellPlaySettings,
+};
+use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
+use sleuth::script::Script;
+
+fn night_ferry() -> Arc<Script> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml");
+    let mut s = Script::load(&p).expect("example loads");
+    // A few questions of each kind keep the games short.
+    let mut per: BTreeMap<String, usize> = BTreeMap::new();
+    s.factual.retain(|q| {
+        let n = per.entry(q.character.clone()).or_default();
+        *n += 1;
+        *n <= 3
+    });
+    s.inferential.truncate(3);
+    Arc::new(s)
+}
+
+/// Agents on `sim-1` at $1/$2 per million tokens, the judge on `sim-judge` at $10/$20: judge spending
+/// is visible in dollars as well as calls.
+fn pricing(dir: &Path) -> Pricing {
+    let p = dir.join("pricing.toml");
+    std::fs::write(
+        &p,
+        "[models.\"sim-1\"]\ninput = 1.0\noutput = 2.0\n\n[models.\"sim-judge\"]\ninput = 10.0\noutput = 20.0\n",
+    )
+    .expect("write pricing");
+    Pricing::load(&p).expect("pricing loads")
+}
+
+async fn play(script: &Arc<Script>, config: GameConfig, pricing: Pricing) -> GameResult {
+    let gw = Gateway::start(
+        Arc::new(SimulatedProvider::default()),
+        pricing,
+        GatewayConfig::default(),
+    )
+    .await
+    .expect("gateway");
+    game::play(script.clone(), config, gw)
+        .await
+        .expect("game completes")
+}
+
+fn short_thinkthrice() -> ProtocolSettings {
+    ProtocolSettings::thinkthrice(ThinkThriceSettings {
+        rounds_before_clues: 1,
+        rounds_after_clues: 0,
+        initial_questioning: false,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_calls_are_billed_to_evaluation_and_leave_gameplay_untouched() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = night_ferry();
+    let config = |judge: JudgeChoice, transcript: &str| GameConfig {
+        game_id: "judged".into(),
+        seed: 4,
+        protocol: short_thinkthrice(),
+        agent: AgentConfig {
+            modules: "mr".parse().expect("modules"),
+            ..AgentConfig::default()
+        },
+        judge,
+        eval_repeats: 1,
+        transcript_path: Some(dir.path().join(transcript)),
+        ..GameConfig::default()
+    };
+    let lexical = play(
+        &script,
+        config(JudgeChoice::default(), "lexical.jsonl"),
+        pricing(dir.path()),
+    )
+    .await;
+    let judged = play(
+        &script,
+        config(JudgeChoice::Llm("sim-judge".into()), "llm.jsonl"),
+        pricing(dir.path()),
+    )
+    .await;
+    // The same seed plays the same game: judging changes nothing before evaluation.
+    assert_eq!(
+        lexical.usage_by_phase.gameplay,
+        judged.usage_by_phase.gameplay
+    );
+    assert!(judged.usage_by_phase.gameplay.cost_usd > 0.0);
+    // The lexical judge makes no calls; the LLM judge one per factual answer and one per rationale.
+    let players = script.characters.len() as u64;
+    let judge_calls = players * (script.factual.len() + script.inferential.len()) as u64;
+    assert_eq!(
+        judged.usage_by_phase.evaluation.calls,
+        lexical.usage_by_phase.evaluation.calls + judge_calls,
+        "lexical {:?} vs judged {:?}",
+        lexical.usage_by_phase.evaluation,
+        judged.usage_by_phase.evaluation
+    );
+    // Judge events carry the judge's usage, priced at the judge model's rates.
+    let text = std::fs::read_to_string(dir.path().join("llm.jsonl")).expect("transcript");
+    let (mut calls, mut cost) = (0u64, 0.0f64);
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        if e["kind"] == "judgement" {
+            assert_eq!(e["stage"], "evaluation");
+            calls += e["usage"]["calls"].as_u64().unwrap_or(0);
+            cost += e["usage"]["cost_usd"].as_f64().unwrap_or(0.0);
+        }
+    }
+    assert_eq!(calls, judge_calls);
+    let extra =
+        judged.usage_by_phase.evaluation.cost_usd - lexical.usage_by_phase.evaluation.cost_usd;
+    assert!(
+        (extra - cost).abs() < 1e-9,
+        "the evaluation bill grew by exactly the judge's cost: {extra} vs {cost}"
+    );
+    assert_eq!(judged.judges["factual"], "llm:sim-judge");
+    assert_eq!(judged.judges["rationale"], "llm:sim-judge");
+    assert!(lexical.judges["factual"].starts_with("lexical"));
+    // Informed accuracy can never exceed overall accuracy.
+    for r in [&lexical, &judged] {
+        let (overall, informed) = (
+            r.inferential_accuracy.expect("inferential"),
+            r.informed_accuracy.expect("informed"),
+        );
+        assert!(informed <= overall, "{informed} > {overall}");
+        let score = r.rationale_score.expect("rationale score");
+        assert!((1.0..=5.0).contains(&score), "{score}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multiple_choice_is_asked_once_per_repeat() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = night_ferry();
+    let r = play(
+        &script,
+        GameConfig {
+            game_id: "repeats".into(),
+            seed: 2,
+            protocol: ProtocolSettings::wellplay(WellPlaySettings {
+                rounds: 1,
+                questions_per_round: 1,
+            }),
+            framework: Framework::Pp,
+            eval_repeats: 3,
+            ..GameConfig::default()
+        },
+        pricing(dir.path()),
+    )
+    .await;
+    let c = r.choice.expect("multiple-choice scores");
+    let per_repeat = script
+        .choice
+        .iter()
+        .filter(|q| q.character.is_some())
+        .count();
+    assert_eq!(c.repeats, 3);
+    assert_eq!(c.overall.questions, 3 * per_repeat);
+    assert_eq!(c.repeat_scores.len(), 3);
+    let (mean, std) = c.score_mean_std().expect("mean and std");
+    assert!((0.0..=1.0).contains(&mean) && std >= 0.0);
+    // The summed tally and the repeats agree: each repeat has the same possible points.
+    let summed = c.overall.score().expect("score");
+    assert!((summed - mean).abs() < 1e-9, "{summed} vs {mean}");
+    for (cat, accs) in &c.repeat_accuracy {
+        assert_eq!(accs.len(), 3, "{cat}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirage_judge_metrics_need_a_judge() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = night_ferry();
+    let config = |overrides: BTreeMap<String, String>| GameConfig {
+        game_id: "mirage-metrics".into(),
+        seed: 6,
+        protocol: ProtocolSettings::mirage(MirageSettings {
+            iterations: 1,
+            ..MirageSettings::default()
+        }),
+        framework: Framework::Mirage,
+        judge_overrides: overrides,
+        eval_repeats: 1,
+        ..GameConfig::default()
+    };
+    let without = play(&script, config(BTreeMap::new()), pricing(dir.path())).await;
+    let m = without.mirage_scores.expect("mirage scores");
+    assert!(m.ici.is_none() && m.sci.is_none(), "{m:?}");
+    assert!(without.judges["mirage"].starts_with("none"));
+    for (name, s) in &m.characters {
+        let tii = s.tii.expect("every character was scored by the others");
+        assert!((0.0..=1.0).contains(&tii), "{name}: {tii}");
+        assert!(s.cic.is_some(), "{name}");
+    }
+    let with = play(
+        &script,
+        config(BTreeMap::from([(
+            "mirage".to_string(),
+            "sim-judge".to_string(),
+        )])),
+        pricing(dir.path()),
+    )
+    .await;
+    let m = with.mirage_scores.expect("mirage scores");
+    for (name, s) in &m.characters {
+        let ici = s.ici.expect("ICI with a judge");
+        let sci = s.sci.expect("SCI with a judge");
+        assert!((0.0..=100.0).contains(&ici), "{name}: {ici}");
+        assert!((0.0..=100.0).contains(&sci), "{name}: {sci}");
+        let abilities = s.abilities.expect("four abilities");
+        let expected = abilities.iter().sum::<f64>() / 80.0 * 100.0;
+        assert!((ici - expected).abs() < 1e-9);
+    }
+    // Only the MIRAGE judge was switched: factual answers still use the lexical judge.
+    assert!(with.judges["factual"].starts_with("lexical"));
+    assert_eq!(with.judges["mirage"], "llm:sim-judge");
+}

@@ -1,0 +1,336 @@
+//! `sleuth report` end to end: WellPlay games played by the binary on the WellPlay sample, then the
+//! report a user opens — PLAYER* Table A3 with a row per method, CSVs that parse, PNGs that decode,
+//! well-formed SVGs and an HTML page that needs nothing from the network.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{run, sleuth, CHILD_TIMEOUT};
+
+/// The WellPlay sample's Riverside Inn, when the shared datasets are present.
+fn sample() -> Option<PathBuf> {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/datasets/wellplay-sample/Riverside Inn (4 people closed)"
+    ));
+    dir.is_dir().then(|| dir.to_path_buf())
+}
+
+/// Runs `sleuth ARGS` from `cwd`; returns (success, stdout, stderr).
+fn sleuth_run(cwd: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = run(sleuth(cwd).args(args), CHILD_TIMEOUT);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The Markdown table under `## {heading}`: header cells, then each row's cells.
+fn markdown_table(md: &str, heading: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let start = md
+        .find(&format!("## {heading}"))
+        .unwrap_or_else(|| panic!("no section {heading:?} in report.md:\n{md}"));
+    let lines: Vec<Vec<String>> = md[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim()
+                .trim_matches('|')
+                .split(" | ")
+                .map(|c| {
+                    let c = c.trim();
+                    let c = c
+                        .strip_prefix("**")
+                        .and_then(|c| c.strip_suffix("**"))
+                        .unwrap_or(c);
+                    c.replace("\\*", "*").replace("\\|", "|")
+                })
+                .collect()
+        })
+        .collect();
+    assert!(lines.len() > 2, "{heading}: no rows in\n{md}");
+    (lines[0].clone(), lines[2..].to_vec())
+}
+
+/// A CSV file's records (RFC 4180 quoting, CRLF or LF line ends).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            ('"', true) => quoted = false,
+            ('"', false) if field.is_empty() => quoted = true,
+            (',', false) => record.push(std::mem::take(&mut field)),
+            ('\r', false) => {}
+            ('\n', false) => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (c, _) => field.push(c),
+        }
+    }
+    assert!(!quoted, "unterminated quote");
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    records
+}
+
+/// Decodes a PNG: (width, height, distinct colours among the pixels).
+fn decode_png(path: &Path) -> (u32, u32, usize) {
+    let file = fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(file)
+        .read_info()
+        .unwrap_or_else(|e| panic!("{} is not a PNG: {e}", path.display()));
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader
+        .next_frame(&mut buf)
+        .unwrap_or_else(|e| panic!("{}: cannot decode: {e}", path.display()));
+    let bytes = &buf[..info.buffer_size()];
+    let step = info.color_type.samples().max(1);
+    let colours: std::collections::BTreeSet<&[u8]> = bytes.chunks(step).collect();
+    (info.width, info.height, colours.len())
+}
+
+#[test]
+fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() {
+    let Some(dataset) = sample() else {
+        eprintln!("skipping: the WellPlay sample (shared/datasets/wellplay-sample) is not present");
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let script = sleuth::script::import::wellplay::import(&dataset).expect("sample imports");
+    let script_path = tmp.path().join("riverside.toml");
+    script.save(&script_path).expect("script saves");
+    let run_dir = tmp.path().join("run");
+    // PP and OP are the paper's references, ThinkThrice a played method that works today; PLAYER*
+    // joins when its framework plays (it is being written alongside this report).
+    let mut methods = vec!["PP", "OP", "ThinkThrice MR+SR+SV(N=3)"];
+    for (framework, method) in [
+        ("pp", None),
+        ("op", None),
+        ("thinkthrice", None),
+        ("player", Some("PLAYER*")),
+    ] {
+        let mut played = true;
+        for seed in ["1", "2"] {
+            let out = run_dir.join(framework).join(format!("seed-{seed}"));
+            let (ok, _, stderr) = sleuth_run(
+                tmp.path(),
+                &[
+                    "play",
+                    script_path.to_str().unwrap(),
+                    "--protocol",
+                    "wellplay",
+                    "--framework",
+                    framework,
+                    "--rounds",
+                    "1",
+                    "--seed",
+                    seed,
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+            );
+            if !ok && method.is_some() {
+                eprintln!("note: --framework {framework} does not play yet, left out: {stderr}");
+                let _ = fs::remove_dir_all(run_dir.join(framework));
+                played = false;
+                break;
+            }
+            assert!(ok, "sleuth play --framework {framework} failed: {stderr}");
+        }
+        if let (true, Some(m)) = (played, method) {
+            methods.push(m);
+        }
+    }
+
+    let (ok, stdout, stderr) = sleuth_run(tmp.path(), &["report", run_dir.to_str().unwrap()]);
+    assert!(ok, "sleuth report failed: {stderr}");
+    let report = run_dir.join("report");
+    assert!(
+        stdout.contains(&report.display().to_string()),
+        "the report should say where it went: {stdout}"
+    );
+    let md = fs::read_to_string(report.join("report.md")).expect("report.md");
+    let games = 2 * methods.len();
+    assert!(
+        md.contains(&format!("{games} games")),
+        "report.md should count the games: {md}"
+    );
+
+    // Table A3: a row per method for the script, then a weighted row per method.
+    let (header, rows) = markdown_table(&md, "PLAYER* Table A3");
+    for column in [
+        "Script",
+        "Method",
+        "Voting",
+        "Objective",
+        "Reasoning",
+        "Relations",
+        "Overall",
+    ] {
+        assert!(header.iter().any(|h| h == column), "{column} in {header:?}");
+    }
+    let method_col = header.iter().position(|h| h == "Method").unwrap();
+    let overall_col = header.iter().position(|h| h == "Overall").unwrap();
+    for method in &methods {
+        let mine: Vec<&Vec<String>> = rows.iter().filter(|r| &r[method_col] == method).collect();
+        assert_eq!(
+            mine.len(),
+            2,
+            "{method}: one Riverside Inn row and one weighted row expected in {rows:?}"
+        );
+        assert_eq!(mine[0][0], "Riverside Inn");
+        assert_eq!(mine[1][0], "All scripts (weighted)");
+        // "0.285 ± 0.014": a score in [0, 1] with its spread over the two seeds.
+        let (mean, std) = mine[0][overall_col]
+            .split_once(" ± ")
+            .unwrap_or_else(|| panic!("{method}: overall {:?}", mine[0][overall_col]));
+        let (mean, std): (f64, f64) = (mean.parse().unwrap(), std.parse().unwrap());
+        assert!(
+            (0.0..=1.0).contains(&mean) && std >= 0.0,
+            "{method}: {mean} ± {std}"
+        );
+    }
+    // PP and OP do not play, so they have no vote.
+    let voting_col = header.iter().position(|h| h == "Voting").unwrap();
+    let pp = rows.iter().find(|r| r[method_col] == "PP").unwrap();
+    assert_eq!(pp[voting_col], "—");
+
+    // Every CSV parses into records as wide as its header; A3's has a numeric row per method.
+    let csvs: Vec<PathBuf> = fs::read_dir(&report)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    for name in [
+        "player_table_a3.csv",
+        "player_table_a5.csv",
+        "arms.csv",
+        "paired.csv",
+    ] {
+        assert!(report.join(name).is_file(), "{name} missing");
+        assert!(md.contains(&format!("({name})")), "report.md links {name}");
+    }
+    for csv in &csvs {
+        let records = parse_csv(&fs::read_to_string(csv).unwrap());
+        assert!(records.len() >= 2, "{}: no data rows", csv.display());
+        for r in &records {
+            assert_eq!(r.len(), records[0].len(), "{}: {r:?}", csv.display());
+        }
+    }
+    let a3 = parse_csv(&fs::read_to_string(report.join("player_table_a3.csv")).unwrap());
+    let col = |name: &str| {
+        a3[0]
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {:?}", a3[0]))
+    };
+    let (m, o) = (col("method"), col("overall_mean"));
+    for method in &methods {
+        let row = a3[1..]
+            .iter()
+            .find(|r| &r[m] == method)
+            .unwrap_or_else(|| panic!("{method} in player_table_a3.csv"));
+        let v: f64 = row[o].parse().expect("overall_mean is a number");
+        assert!((0.0..=1.0).contains(&v));
+    }
+    let arms = parse_csv(&fs::read_to_string(report.join("arms.csv")).unwrap());
+    assert_eq!(arms.len() - 1, methods.len(), "an arm per method: {arms:?}");
+
+    // Plots: PNGs decode to real pictures, SVGs are complete documents.
+    let pngs: Vec<PathBuf> = fs::read_dir(&report)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert!(
+        !pngs.is_empty(),
+        "no PNG in {} (is a font installed? scripts/ensure-fonts.sh)",
+        report.display()
+    );
+    for png in &pngs {
+        let (w, h, colours) = decode_png(png);
+        assert!(w > 0 && h > 0, "{}: {w}×{h}", png.display());
+        assert!(colours > 2, "{} looks blank", png.display());
+        let svg = fs::read_to_string(png.with_extension("svg")).expect("an SVG beside each PNG");
+        let head = svg.trim_start();
+        assert!(head.starts_with("<svg") || head.starts_with("<?xml"));
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("<text"), "the SVG carries its labels");
+    }
+    assert!(report.join("player_figure7.png").is_file(), "Figure 7");
+
+    // The HTML page stands alone: styles inline, plots inline, nothing fetched.
+    let html = fs::read_to_string(report.join("report.html")).expect("report.html");
+    assert!(html.contains("<style>") && html.contains("<svg") && html.contains("</html>"));
+    assert!(!html.contains("src=\"http") && !html.contains("<link") && !html.contains("<script"));
+    for method in &methods {
+        assert!(html.contains(method), "{method} in report.html");
+    }
+
+    // The same games and seed give the same files, byte for byte (reports can be diffed and committed).
+    let again = tmp.path().join("again");
+    let (ok, _, stderr) = sleuth_run(
+        tmp.path(),
+        &[
+            "report",
+            run_dir.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    for entry in fs::read_dir(&report).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap();
+        assert!(
+            fs::read(&path).unwrap() == fs::read(again.join(name)).unwrap_or_default(),
+            "{} differs between two runs",
+            name.to_string_lossy()
+        );
+    }
+
+    // One result.json on its own makes a report beside it.
+    let single = run_dir.join("pp/seed-1/result.json");
+    let (ok, _, stderr) = sleuth_run(tmp.path(), &["report", single.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let md = fs::read_to_string(run_dir.join("pp/seed-1/report/report.md")).unwrap();
+    assert!(md.contains("1 game in 1 arm"), "{md}");
+}
+
+#[test]
+fn a_path_without_results_is_refused_with_one_line_naming_it() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let empty = tmp.path().join("no-games-here");
+    fs::create_dir_all(empty.join("sub")).unwrap();
+    let (ok, stdout, stderr) = sleuth_run(tmp.path(), &["report", empty.to_str().unwrap()]);
+    assert!(!ok, "an empty directory was accepted: {stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line on stderr: {stderr}");
+    assert!(
+        lines[0].starts_with("error: ")
+            && lines[0].contains("no-games-here")
+            && lines[0].contains("no result.json"),
+        "{stderr}"
+    );
+    assert!(!empty.join("report").exists(), "nothing is written");
+    let (ok, _, stderr) = sleuth_run(
+        tmp.path(),
+        &["report", tmp.path().join("missing").to_str().unwrap()],
+    );
+    assert!(!ok && stderr.contains("missing"), "{stderr}");
+}
