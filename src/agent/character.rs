@@ -42,6 +42,8 @@ pub const PURPOSES: &[&str] = &[
     "eval_inferential",
 ];
 
+/// Token budget of the baselines' vote reasons.
+const BASELINE_VOTE_TOKENS: u32 = 150;
 /// Facts kept per sub-question in Self-Refinement.
 const SR_FACTS_PER_SUBQUESTION: usize = 2;
 /// Facts checked per Self-Verification attempt; longer answers are checked on their first sentences.
@@ -697,6 +699,56 @@ impl State {
         Ok(texts)
     }
 
+    /// A free-text reply to the host's line from the top-k memories about it, rendered with the
+    /// framework's `introduce` template (memory, host_line, murderer): the baselines' introduction.
+    pub(super) async fn introduce_from_memory(
+        &mut self,
+        turn: &mut TurnBuilder,
+        host_line: &str,
+    ) -> Result<String, AgentError> {
+        let memory = self.recall_texts(turn, host_line, Phase::Gameplay).await?;
+        let user = self.args.prompts.render(
+            "introduce",
+            context! { memory => memory, host_line => host_line, murderer => self.murderer },
+        )?;
+        let budget = self.args.config.max_tokens;
+        let (text, _) = self
+            .call(turn, "introduce", user, budget, None, Phase::Gameplay)
+            .await?;
+        Ok(text.trim().to_string())
+    }
+
+    /// A vote among `candidates` from the top-k memories about the crime, rendered with the framework's
+    /// `vote` template (memory, vote_call, candidates, victim_names, murderer): the baselines' vote.
+    pub(super) async fn vote_from_memory(
+        &mut self,
+        turn: &mut TurnBuilder,
+        vote_call: &str,
+        candidates: &[String],
+        max_tokens: u32,
+    ) -> Result<(String, String), AgentError> {
+        let victims = self.victim_names();
+        let query = self.lines().query_vote(&victims);
+        let memory = self.recall_texts(turn, &query, Phase::Gameplay).await?;
+        let user = self.args.prompts.render(
+            "vote",
+            context! {
+                memory => memory, vote_call => vote_call, candidates => candidates,
+                victim_names => victims, murderer => self.murderer,
+            },
+        )?;
+        self.pick(
+            turn,
+            "vote",
+            user,
+            ("vote", candidates),
+            "reason",
+            max_tokens,
+            Phase::Gameplay,
+        )
+        .await
+    }
+
     /// Everything this character has seen since event `after`, in order (MIRAGE reads the whole
     /// conversation rather than a top-k).
     pub(super) async fn history(
@@ -734,8 +786,10 @@ impl State {
                     .await
             }
             Framework::Player => player::introduce(self, turn, host_line).await,
-            Framework::Werewolf => werewolf::introduce(self, turn, host_line).await,
-            Framework::Ocot => ocot::introduce(self, turn, host_line).await,
+            // The baselines introduce themselves from their script and memories alone.
+            Framework::Werewolf | Framework::Ocot => {
+                self.introduce_from_memory(turn, host_line).await
+            }
             Framework::Mirage => mirage::converse(self, turn, host_line, 0).await,
             f => Err(unsupported(f, "introduce itself")),
         }
@@ -785,8 +839,10 @@ impl State {
         match self.args.framework {
             Framework::ThinkThrice => self.vote(turn, vote_call, candidates).await,
             Framework::Player => player::vote(self, turn, vote_call, candidates).await,
-            Framework::Werewolf => werewolf::vote(self, turn, vote_call, candidates).await,
-            Framework::Ocot => ocot::vote(self, turn, vote_call, candidates).await,
+            Framework::Werewolf | Framework::Ocot => {
+                self.vote_from_memory(turn, vote_call, candidates, BASELINE_VOTE_TOKENS)
+                    .await
+            }
             Framework::Mirage => mirage::vote(self, turn, vote_call, candidates).await,
             f => Err(unsupported(f, "vote")),
         }

@@ -33,7 +33,6 @@ pub const PURPOSES: &[&str] = &[
 const REFLECTION_TOKENS: u32 = 200;
 /// Token budget of a question (with its target) and of a vote's reason.
 const ASK_TOKENS: u32 = 150;
-const VOTE_TOKENS: u32 = 150;
 
 /// Per-character state: the latest reflection on each objective, in objective order. The next
 /// reflection sees it, so the agent tracks its progress across rounds instead of starting over.
@@ -70,24 +69,6 @@ fn fallback_question(lang: &str, victims: &str) -> String {
         "zh" => format!("{victims}遇害的时候，你在哪里、在做什么？"),
         _ => format!("Where were you, and what were you doing, when {victims} died?"),
     }
-}
-
-/// A self-introduction on the host's line.
-pub(super) async fn introduce(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    host_line: &str,
-) -> Result<String, AgentError> {
-    let memory = st.recall_texts(turn, host_line, Phase::Gameplay).await?;
-    let user = st.args.prompts.render(
-        "introduce",
-        context! { memory => memory, host_line => host_line },
-    )?;
-    let budget = st.args.config.max_tokens;
-    let (text, _) = st
-        .call(turn, "introduce", user, budget, None, Phase::Gameplay)
-        .await?;
-    Ok(text.trim().to_string())
 }
 
 /// One reflection per objective (each with the memories that bear on it), then a question chosen from
@@ -202,35 +183,6 @@ pub(super) async fn answer(
         .call(turn, "answer", user, budget, None, Phase::Gameplay)
         .await?;
     Ok(text.trim().to_string())
-}
-
-/// A vote for one of `candidates`, with a reason. Returns (vote, reason).
-pub(super) async fn vote(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    vote_call: &str,
-    candidates: &[String],
-) -> Result<(String, String), AgentError> {
-    let victims = st.victim_names();
-    let query = st.lines().query_vote(&victims);
-    let memory = st.recall_texts(turn, &query, Phase::Gameplay).await?;
-    let user = st.args.prompts.render(
-        "vote",
-        context! {
-            memory => memory, vote_call => vote_call, candidates => candidates,
-            victim_names => victims, murderer => st.murderer,
-        },
-    )?;
-    st.pick(
-        turn,
-        "vote",
-        user,
-        ("vote", candidates),
-        "reason",
-        VOTE_TOKENS,
-        Phase::Gameplay,
-    )
-    .await
 }
 
 #[cfg(test)]

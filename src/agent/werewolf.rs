@@ -46,8 +46,6 @@ const CHOOSE_TOKENS: u32 = 40;
 /// Token budget of an adapted question and of a reflection: a sentence or two, a few sentences.
 const QUESTION_TOKENS: u32 = 120;
 const REFLECTION_TOKENS: u32 = 200;
-/// Token budget of a vote's reason.
-const VOTE_TOKENS: u32 = 150;
 
 /// Per-character state: which prepared questions this agent has already put to whom. The choice prompt
 /// lists them, so the agent moves on to new topics instead of asking one player the same thing twice.
@@ -124,24 +122,6 @@ fn predefined(st: &State, victims: &str) -> Result<Vec<String>, PromptError> {
         });
     }
     Ok(questions)
-}
-
-/// A self-introduction on the host's line, from the script and whatever the agent has heard so far.
-pub(super) async fn introduce(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    host_line: &str,
-) -> Result<String, AgentError> {
-    let memory = st.recall_texts(turn, host_line, Phase::Gameplay).await?;
-    let user = st.args.prompts.render(
-        "introduce",
-        context! { memory => memory, host_line => host_line, murderer => st.murderer },
-    )?;
-    let budget = st.args.config.max_tokens;
-    let (text, _) = st
-        .call(turn, "introduce", user, budget, None, Phase::Gameplay)
-        .await?;
-    Ok(text.trim().to_string())
 }
 
 /// Chooses a prepared question and whom to ask (`target` when the protocol imposes one), then adapts the
@@ -317,35 +297,6 @@ pub(super) async fn answer(
         "" => draft,
         t => t.to_string(),
     })
-}
-
-/// A vote for one of `candidates`, with a reason. Returns (vote, reason).
-pub(super) async fn vote(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    vote_call: &str,
-    candidates: &[String],
-) -> Result<(String, String), AgentError> {
-    let victims = st.victim_names();
-    let query = st.lines().query_vote(&victims);
-    let memory = st.recall_texts(turn, &query, Phase::Gameplay).await?;
-    let user = st.args.prompts.render(
-        "vote",
-        context! {
-            memory => memory, vote_call => vote_call, candidates => candidates,
-            victim_names => victims, murderer => st.murderer,
-        },
-    )?;
-    st.pick(
-        turn,
-        "vote",
-        user,
-        ("vote", candidates),
-        "reason",
-        VOTE_TOKENS,
-        Phase::Gameplay,
-    )
-    .await
 }
 
 #[cfg(test)]

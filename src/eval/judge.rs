@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use minijinja::context;
-use serde_json::json;
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::agent::Prompts;
 use crate::llm::{CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, Usage};
@@ -17,19 +18,76 @@ use crate::text;
 /// Default pass mark of the lexical judge on [`text::window_f1`].
 pub const DEFAULT_LEXICAL_THRESHOLD: f64 = 0.5;
 
-/// How factual answers are graded.
+/// Judge prompt purposes (`prompts/judge/<lang>/`).
+pub const JUDGE_PURPOSES: &[&str] = &["factual", "rationale", "ability", "reconstruct"];
+
+/// How a metric is graded.
 #[derive(Clone)]
 pub enum Judge {
     /// Correct when the best reference-sized window of the answer has token F1 ≥ threshold.
     Lexical { threshold: f64 },
     /// An LLM decides, through the gateway, under the evaluation phase.
-    Llm {
-        gateway: Gateway,
-        model: String,
-        prompts: Arc<Prompts>,
-        /// Language of the judge's own system line (the template is already per language).
-        lang: crate::script::Language,
-    },
+    Llm(LlmJudge),
+}
+
+/// A neutral LLM judge: a model reached through the gateway, with the judge prompts of one language.
+#[derive(Clone)]
+pub struct LlmJudge {
+    pub gateway: Gateway,
+    pub model: String,
+    pub prompts: Arc<Prompts>,
+    /// Language of the judge's own system line (the templates are already per language).
+    pub lang: crate::script::Language,
+}
+
+impl LlmJudge {
+    /// One judge call: the template `purpose` rendered with `vars`, a neutral persona, temperature 0,
+    /// a JSON reply following `schema`, billed to the evaluation phase as `judge_<purpose>`.
+    async fn ask<S: Serialize>(
+        &self,
+        game: &str,
+        seq: u64,
+        purpose: &str,
+        vars: S,
+        schema: Value,
+        max_tokens: u32,
+    ) -> Result<(Value, Usage), LlmError> {
+        let call = format!("judge_{purpose}");
+        // A template that fails to render is reported like an unusable reply of that purpose: the
+        // evaluation cannot go on, and the message names the template.
+        let user = self
+            .prompts
+            .render(purpose, vars)
+            .map_err(|e| LlmError::Unparseable {
+                purpose: call.clone(),
+                schema: purpose.into(),
+                attempts: 0,
+                reason: e.to_string(),
+                usage: Usage::default(),
+            })?;
+        let req = ChatRequest {
+            model: self.model.clone(),
+            messages: vec![
+                Message::system(crate::game::HostLines(self.lang).judge_persona()),
+                Message::user(user),
+            ],
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens,
+            schema: Some(ResponseSchema::json(&call, schema)),
+            logprobs: false,
+            sample: seq,
+        };
+        let tags = CallTags {
+            game: game.into(),
+            agent: "judge".into(),
+            framework: "judge".into(),
+            phase: Phase::Evaluation,
+            purpose: call,
+        };
+        let out = self.gateway.chat(req, tags).await?;
+        Ok((out.json.unwrap_or(Value::Null), out.usage))
+    }
 }
 
 /// One graded answer.
@@ -41,16 +99,35 @@ pub struct Verdict {
     pub usage: Usage,
 }
 
+/// A rationale's score on ThinkThrice's 1-5 scale (Table 5), with the cost of getting it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RationaleVerdict {
+    pub score: u8,
+    pub usage: Usage,
+}
+
+/// What a MIRAGE judge sees of one character: the truth, the cast, the character's script, the whole
+/// public history and the character's own actions.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CharacterView<'a> {
+    pub name: &'a str,
+    pub truth: &'a str,
+    pub cast: Vec<String>,
+    pub script: String,
+    pub history: Vec<String>,
+    pub actions: Vec<String>,
+}
+
 impl Judge {
     /// How the judge is described in results.
     pub fn describe(&self) -> String {
         match self {
             Judge::Lexical { threshold } => format!("lexical window-F1 >= {threshold}"),
-            Judge::Llm { model, .. } => format!("llm:{model}"),
+            Judge::Llm(j) => format!("llm:{}", j.model),
         }
     }
 
-    /// Grades `candidate` against `reference`.
+    /// Grades a factual answer `candidate` against `reference`.
     pub async fn grade(
         &self,
         game: &str,
@@ -68,55 +145,24 @@ impl Judge {
                     usage: Usage::default(),
                 })
             }
-            Judge::Llm {
-                gateway,
-                model,
-                prompts,
-                lang,
-            } => {
-                let user = prompts
-            .render("factual", context! { question => question, reference => reference, candidate => candidate })
-            .map_err(|e| prompt_error("factual", e))?;
+            Judge::Llm(j) => {
                 let schema = json!({"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": false});
-                let out = ask(
-                    gateway,
-                    model,
-                    *lang,
-                    game,
-                    seq,
-                    "judge_factual",
-                    user,
-                    schema,
-                    20,
-                )
-                .await?;
-                let correct = out
-                    .json
-                    .as_ref()
-                    .and_then(|v| v["correct"].as_bool())
-                    .unwrap_or(false);
+                let vars = context! { question => question, reference => reference, candidate => candidate };
+                let (v, usage) = j.ask(game, seq, "factual", vars, schema, 20).await?;
+                let correct = v["correct"].as_bool().unwrap_or(false);
                 Ok(Verdict {
                     correct,
                     score: if correct { 1.0 } else { 0.0 },
-                    usage: out.usage,
+                    usage,
                 })
             }
         }
     }
-}
 
-/// A rationale's score on ThinkThrice's 1-5 scale (Table 5), with the cost of getting it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RationaleVerdict {
-    pub score: u8,
-    pub usage: Usage,
-}
-
-impl Judge {
     /// Scores an inferential answer's rationale against the ground-truth rationale on the 1-5 scale.
     /// The lexical judge maps ROUGE-L F of the two rationales onto the scale (1 + 4F, rounded): a
     /// rationale sharing no premise with the reference scores 1, one that restates it scores 5. It is a
-    /// documented stand-in, not the paper's GPT judge; `describe()` says which judge was used.
+    /// documented stand-in, not the paper's GPT judge; `result.json`'s `judges` says which was used.
     pub async fn grade_rationale(
         &self,
         game: &str,
@@ -126,48 +172,22 @@ impl Judge {
         candidate: &str,
     ) -> Result<RationaleVerdict, LlmError> {
         match self {
-            Judge::Lexical { .. } => {
-                let f = super::rouge::rouge_l(reference, candidate).f;
-                Ok(RationaleVerdict {
-                    score: lexical_rationale_score(f),
-                    usage: Usage::default(),
-                })
-            }
-            Judge::Llm {
-                gateway,
-                model,
-                prompts,
-                lang,
-            } => {
-                let user = prompts
-            .render("rationale", context! { question => question, reference => reference, candidate => candidate })
-            .map_err(|e| prompt_error("rationale", e))?;
+            Judge::Lexical { .. } => Ok(RationaleVerdict {
+                score: lexical_rationale_score(super::rouge::rouge_l(reference, candidate).f),
+                usage: Usage::default(),
+            }),
+            Judge::Llm(j) => {
                 let schema = json!({"type": "object", "properties": {
                     "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
                     "reason": {"type": "string"}
                 }, "required": ["score", "reason"], "additionalProperties": false});
-                let out = ask(
-                    gateway,
-                    model,
-                    *lang,
-                    game,
-                    seq,
-                    "judge_rationale",
-                    user,
-                    schema,
-                    150,
-                )
-                .await?;
-                let score = out
-                    .json
-                    .as_ref()
-                    .and_then(|v| v["score"].as_u64())
+                let vars = context! { question => question, reference => reference, candidate => candidate };
+                let (v, usage) = j.ask(game, seq, "rationale", vars, schema, 150).await?;
+                let score = v["score"]
+                    .as_u64()
                     .map(|s| s.clamp(1, 5) as u8)
                     .unwrap_or(1);
-                Ok(RationaleVerdict {
-                    score,
-                    usage: out.usage,
-                })
+                Ok(RationaleVerdict { score, usage })
             }
         }
     }
@@ -181,44 +201,17 @@ impl Judge {
         view: &CharacterView<'_>,
         ability: &str,
     ) -> Result<Option<(f64, Usage)>, LlmError> {
-        let Judge::Llm {
-            gateway,
-            model,
-            prompts,
-            lang,
-        } = self
-        else {
+        let Judge::Llm(j) = self else {
             return Ok(None);
         };
-        let user = prompts
-            .render("ability", context! {
-                truth => view.truth, cast => view.cast, name => view.name, script => view.script,
-                history => view.history, actions => view.actions, ability => ability,
-            })
-            .map_err(|e| prompt_error("ability", e))?;
         let schema = json!({"type": "object", "properties": {
             "analysis": {"type": "string"},
             "score": {"type": "integer", "minimum": 0, "maximum": 20}
         }, "required": ["analysis", "score"], "additionalProperties": false});
-        let out = ask(
-            gateway,
-            model,
-            *lang,
-            game,
-            seq,
-            "judge_ability",
-            user,
-            schema,
-            300,
-        )
-        .await?;
-        let score = out
-            .json
-            .as_ref()
-            .and_then(|v| v["score"].as_f64())
-            .unwrap_or(0.0)
-            .clamp(0.0, 20.0);
-        Ok(Some((score, out.usage)))
+        let vars = context! { ability => ability, ..minijinja::Value::from_serialize(view) };
+        let (v, usage) = j.ask(game, seq, "ability", vars, schema, 300).await?;
+        let score = v["score"].as_f64().unwrap_or(0.0).clamp(0.0, 20.0);
+        Ok(Some((score, usage)))
     }
 
     /// MIRAGE SCI: the judge writes the character's script as it can be deduced from their behaviour
@@ -230,111 +223,23 @@ impl Judge {
         seq: u64,
         view: &CharacterView<'_>,
     ) -> Result<Option<(String, Usage)>, LlmError> {
-        let Judge::Llm {
-            gateway,
-            model,
-            prompts,
-            lang,
-        } = self
-        else {
+        let Judge::Llm(j) = self else {
             return Ok(None);
         };
-        let user = prompts
-            .render("reconstruct", context! { cast => view.cast, name => view.name, history => view.history, actions => view.actions })
-            .map_err(|e| prompt_error("reconstruct", e))?;
         let schema = json!({"type": "object", "properties": {
             "reasoning": {"type": "string"},
             "script": {"type": "string"}
         }, "required": ["reasoning", "script"], "additionalProperties": false});
-        let out = ask(
-            gateway,
-            model,
-            *lang,
-            game,
-            seq,
-            "judge_reconstruct",
-            user,
-            schema,
-            600,
-        )
-        .await?;
-        let script = out
-            .json
-            .as_ref()
-            .and_then(|v| v["script"].as_str())
-            .unwrap_or_default()
-            .to_string();
-        Ok(Some((script, out.usage)))
+        let (v, usage) = j.ask(game, seq, "reconstruct", view, schema, 600).await?;
+        let script = v["script"].as_str().unwrap_or_default().to_string();
+        Ok(Some((script, usage)))
     }
-}
-
-/// What a MIRAGE judge sees of one character: the truth, the cast, the character's script, the whole
-/// public history and the character's own actions.
-#[derive(Debug, Clone, Default)]
-pub struct CharacterView<'a> {
-    pub name: &'a str,
-    pub truth: &'a str,
-    pub cast: Vec<String>,
-    pub script: String,
-    pub history: Vec<String>,
-    pub actions: Vec<String>,
 }
 
 /// The lexical stand-in for the 1-5 rationale score: 1 + 4 × ROUGE-L F, rounded.
 pub fn lexical_rationale_score(rouge_l_f: f64) -> u8 {
     (1.0 + 4.0 * rouge_l_f.clamp(0.0, 1.0)).round() as u8
 }
-
-/// A judge template that fails to render is reported like an unusable reply of that purpose: the
-/// evaluation cannot go on, and the message names the template.
-fn prompt_error(purpose: &str, e: crate::agent::PromptError) -> LlmError {
-    LlmError::Unparseable {
-        purpose: format!("judge_{purpose}"),
-        schema: purpose.into(),
-        attempts: 0,
-        reason: e.to_string(),
-        usage: Usage::default(),
-    }
-}
-
-/// One judge call: neutral persona, temperature 0, structured output, evaluation phase.
-#[allow(clippy::too_many_arguments)]
-async fn ask(
-    gateway: &Gateway,
-    model: &str,
-    lang: crate::script::Language,
-    game: &str,
-    seq: u64,
-    purpose: &str,
-    user: String,
-    schema: serde_json::Value,
-    max_tokens: u32,
-) -> Result<crate::llm::ChatOutcome, LlmError> {
-    let req = ChatRequest {
-        model: model.to_string(),
-        messages: vec![
-            Message::system(crate::game::HostLines(lang).judge_persona()),
-            Message::user(user),
-        ],
-        temperature: 0.0,
-        top_p: 1.0,
-        max_tokens,
-        schema: Some(ResponseSchema::json(purpose, schema)),
-        logprobs: false,
-        sample: seq,
-    };
-    let tags = CallTags {
-        game: game.into(),
-        agent: "judge".into(),
-        framework: "judge".into(),
-        phase: Phase::Evaluation,
-        purpose: purpose.into(),
-    };
-    gateway.chat(req, tags).await
-}
-
-/// Judge prompt purposes (`prompts/judge/<lang>/`).
-pub const JUDGE_PURPOSES: &[&str] = &["factual", "rationale", "ability", "reconstruct"];
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,6 @@ pub mod stats;
 
 pub use evaluator::{EvalReport, Evaluator, EvaluatorArgs, EvaluatorMsg};
 pub use judge::{
-    lexical_rationale_score, CharacterView, Judge, RationaleVerdict, Verdict,
+    lexical_rationale_score, CharacterView, Judge, LlmJudge, RationaleVerdict, Verdict,
     DEFAULT_LEXICAL_THRESHOLD, JUDGE_PURPOSES,
 };

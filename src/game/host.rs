@@ -329,7 +329,11 @@ impl Run<'_> {
         Ok(())
     }
 
-    async fn introductions(&mut self, initial_questioning: bool) -> Result<(), GameError> {
+    /// Self-introductions on the host's request, each followed (ThinkThrice) by initial questioning.
+    pub(super) async fn introductions(
+        &mut self,
+        initial_questioning: bool,
+    ) -> Result<(), GameError> {
         let t = self.stage_started("introduction");
         let victims = self.victims();
         for name in self.names() {

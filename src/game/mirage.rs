@@ -46,7 +46,9 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
     if s.force_expose {
         exposure(run).await?;
     }
-    introductions(run).await?;
+    // Self-introductions without initial questioning (a MIRAGE character introduces itself with
+    // its conversation prompt, iteration 0).
+    run.introductions(false).await?;
     let releases = s.stage_releases(run.args.script.acts);
     let mut stage = 1;
     for iteration in 1..=s.iterations {
@@ -114,34 +116,6 @@ async fn exposure(run: &mut Run<'_>) -> Result<(), GameError> {
         run.publish("exposure", d).await?;
     }
     run.stage_done("exposure", t);
-    Ok(())
-}
-
-/// Self-introductions (MIRAGE's introduction prompt): the opening speech of every character.
-async fn introductions(run: &mut Run<'_>) -> Result<(), GameError> {
-    let t = run.stage_started("introduction");
-    let victims = run.victims();
-    for name in run.names() {
-        let line = run.lines().introduce(&name, &victims);
-        run.host_says("introduction", Some(&name), line.clone())
-            .await?;
-        let mut turn = run
-            .request(&name, |reply| CharacterMsg::Converse {
-                host_line: line,
-                iteration: 0,
-                reply,
-            })
-            .await?;
-        let text = turn.text.clone();
-        // `introduction` is one of the kinds the host remembers itself.
-        run.publish_turn(
-            "introduction",
-            &mut turn,
-            Draft::public("introduction", &name, Some("host"), text),
-        )
-        .await?;
-    }
-    run.stage_done("introduction", t);
     Ok(())
 }
 

@@ -27,7 +27,7 @@ pub use result::{
 pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
 
 use crate::agent::{AgentConfig, AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn};
-use crate::eval::Judge;
+use crate::eval::{Judge, LlmJudge};
 use crate::llm::Gateway;
 use crate::memory::{GatewayEmbedder, HashingEmbedder, SharedEmbedder};
 use crate::script::Script;
@@ -309,12 +309,12 @@ pub async fn play_with_prompts(
         JudgeChoice::Lexical { threshold } => Judge::Lexical {
             threshold: *threshold,
         },
-        JudgeChoice::Llm(model) => Judge::Llm {
+        JudgeChoice::Llm(model) => Judge::Llm(LlmJudge {
             gateway: gateway.clone(),
             model: model.clone(),
             prompts: judge_prompts.clone(),
             lang: config.language.unwrap_or(script.language),
-        },
+        }),
     };
     let judge = Judges {
         factual: make(&config.judge_for("factual")),

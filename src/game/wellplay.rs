@@ -20,7 +20,8 @@ use crate::agent::CharacterMsg;
 pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
     let s = run.args.protocol.wellplay;
     run.distribute().await?;
-    introductions(run).await?;
+    // Self-introductions without the ThinkThrice initial questioning.
+    run.introductions(false).await?;
     let acts = run.args.script.acts.max(1);
     let mut round = 0;
     for act in 1..=acts {
@@ -44,32 +45,6 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
         majority: Some(majority),
         mirage: None,
     })
-}
-
-/// Self-introductions without the ThinkThrice initial questioning.
-async fn introductions(run: &mut Run<'_>) -> Result<(), GameError> {
-    let t = run.stage_started("introduction");
-    let victims = run.victims();
-    for name in run.names() {
-        let line = run.lines().introduce(&name, &victims);
-        run.host_says("introduction", Some(&name), line.clone())
-            .await?;
-        let mut turn = run
-            .request(&name, |reply| CharacterMsg::Introduce {
-                host_line: line,
-                reply,
-            })
-            .await?;
-        let text = turn.text.clone();
-        run.publish_turn(
-            "introduction",
-            &mut turn,
-            Draft::public("introduction", &name, Some("host"), text),
-        )
-        .await?;
-    }
-    run.stage_done("introduction", t);
-    Ok(())
 }
 
 /// Act `act` handed out: a public announcement, then each player's private hand-over.
