@@ -27,8 +27,9 @@ use serde_json::{json, Map, Value};
 
 use super::character::{ClueChoice, State, TurnBuilder};
 use super::AgentError;
-use crate::llm::simulated::{sections_schema_line, split_sections};
-use crate::llm::{tokens, LlmError, Phase, ResponseSchema, Usage};
+use crate::llm::{
+    sections_schema_line, split_sections, tokens, LlmError, Phase, ResponseSchema, Usage,
+};
 use crate::memory::Recalled;
 
 /// Gameplay prompts of this framework.

@@ -296,8 +296,11 @@ async fn run(
     if let Some(obj) = settings.as_object_mut() {
         for (k, v) in [
             ("top_k", serde_json::json!(c.agent.top_k)),
-            ("temperature", serde_json::json!(c.agent.temperature)),
-            ("top_p", serde_json::json!(c.agent.top_p)),
+            (
+                "temperature",
+                serde_json::json!(short_float(c.agent.temperature)),
+            ),
+            ("top_p", serde_json::json!(short_float(c.agent.top_p))),
             ("max_tokens", serde_json::json!(c.agent.max_tokens)),
             ("eval_repeats", serde_json::json!(c.eval_repeats.max(1))),
             (
@@ -352,4 +355,9 @@ async fn run(
         events: transcript.events().len(),
         duration_seconds: st.started.elapsed().as_secs_f64(),
     })
+}
+
+/// An f32 setting as the decimal the user typed (0.8, not 0.800000011920929) for result.json.
+fn short_float(x: f32) -> f64 {
+    (f64::from(x) * 1e6).round() / 1e6
 }

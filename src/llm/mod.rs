@@ -10,7 +10,8 @@ pub mod tokens;
 mod types;
 
 pub use gateway::{
-    backoff, parse_structured, ChatOutcome, EmbedOutcome, Gateway, GatewayConfig, LlmError,
+    backoff, parse_sections, parse_structured, sections_schema_line, split_sections, ChatOutcome,
+    EmbedOutcome, Gateway, GatewayConfig, LlmError, Sections, SECTIONS_SCHEMA_MARKER,
 };
 pub use openai::{parse_retry_after, OpenAiProvider, OpenAiSettings, DEFAULT_KEY_ENV};
 pub use pricing::{ModelPrice, Pricing, PricingError};
