@@ -8,8 +8,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use super::ReportError;
 use crate::game::GameResult;
 
@@ -26,51 +24,6 @@ pub struct GameRecord {
     pub result: GameResult,
     /// `transcript.jsonl` beside the result, when there is one.
     pub transcript: Option<PathBuf>,
-    /// MIRAGE judge metrics, when the result records them.
-    pub recorded: Recorded,
-}
-
-/// Measures a result may record that are read by name rather than through [`GameResult`]: MIRAGE's
-/// TII, ICI and SCI come from a judge that older results (and games without one) do not have, and
-/// newer results ask WellPlay questions several times. A report shows what a game recorded and "—"
-/// otherwise, so results from before and after those changes can be reported together.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Recorded {
-    #[serde(default)]
-    pub mirage_scores: Option<RecordedMirage>,
-    #[serde(default)]
-    pub choice: Option<RecordedChoice>,
-}
-
-impl Recorded {
-    /// How many times each WellPlay question was asked (the tallies sum over these); 1 when the
-    /// result does not say.
-    pub fn choice_repeats(&self) -> u32 {
-        self.choice
-            .as_ref()
-            .and_then(|c| c.repeats)
-            .filter(|&r| r > 0)
-            .unwrap_or(1)
-    }
-}
-
-/// WellPlay evaluation repeats (PLAYER* asks every question three times).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct RecordedChoice {
-    #[serde(default)]
-    pub repeats: Option<u32>,
-}
-
-/// A game's MIRAGE judge metrics, averaged over its characters: TII as a fraction, ICI and SCI on
-/// 0-100.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct RecordedMirage {
-    #[serde(default)]
-    pub tii: Option<f64>,
-    #[serde(default)]
-    pub ici: Option<f64>,
-    #[serde(default)]
-    pub sci: Option<f64>,
 }
 
 /// A `result.json` that was found but could not be used, and why.
@@ -144,9 +97,6 @@ pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
         path: path.to_path_buf(),
         source,
     })?;
-    // Same text, read a second time for the named extras; they are optional, so a result without
-    // them (or with another shape) simply has none.
-    let recorded: Recorded = serde_json::from_str(&text).unwrap_or_default();
     let transcript = path
         .parent()
         .map(|d| d.join(TRANSCRIPT_FILE))
@@ -155,7 +105,6 @@ pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
         path: path.to_path_buf(),
         result,
         transcript,
-        recorded,
     })
 }
 

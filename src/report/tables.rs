@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 
 use super::arms::{ConditionInfo, Grouping};
 use super::clues::Timeline;
-use super::load::RecordedMirage;
 use super::metrics::{self, category, values, Bootstrap, Metric};
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
 use crate::eval::stats;
 use crate::game::GameResult;
+use crate::game::MirageScores;
 
 /// Decimals of accuracies and rates (the papers print three).
 const RATE: usize = 3;
@@ -184,7 +184,14 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
         let repeats: Vec<u32> = arm
             .games
             .iter()
-            .map(|&gi| g.games[gi].recorded.choice_repeats())
+            .map(|&gi| {
+                // The tallies sum over the evaluation repeats; results from before repeats say 0.
+                g.games[gi]
+                    .result
+                    .choice
+                    .as_ref()
+                    .map_or(1, |c| c.repeats.max(1))
+            })
             .collect();
         let s = ScriptScores::of(&rs, &repeats);
         let mut cells = vec![
@@ -429,11 +436,11 @@ pub fn mirage_table2(
             })
             .map(|x| x * 100.0)
             .collect();
-        let judged = |f: fn(&RecordedMirage) -> Option<f64>, scale: f64| {
+        let judged = |f: fn(&MirageScores) -> Option<f64>, scale: f64| {
             let xs: Vec<f64> = c
                 .games
                 .iter()
-                .filter_map(|gi| f(g.games[*gi].recorded.mirage_scores.as_ref()?))
+                .filter_map(|gi| f(g.games[*gi].result.mirage_scores.as_ref()?))
                 .map(|x| x * scale)
                 .collect();
             boot.mean(&xs)

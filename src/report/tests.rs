@@ -45,7 +45,6 @@ fn record(r: GameResult) -> GameRecord {
         path: PathBuf::from(format!("runs/{}/result.json", r.game_id)),
         result: r,
         transcript: None,
-        recorded: Default::default(),
     }
 }
 
@@ -245,10 +244,10 @@ fn table_a3_gives_mean_and_std_per_script_and_weighted_rows_across_scripts() {
 fn questions_asked_several_times_count_once_in_table_a3() {
     // Every question asked 3 times: the tallies hold 3 × (1 objective, 2 reasoning, 2 relations).
     let mut r = result("Inn", "player", 1);
-    r.choice = Some(choice((3, 3), (3, 6), (6, 6)));
-    let mut rec = record(r);
-    rec.recorded = serde_json::from_value(json!({"choice": {"repeats": 3}})).unwrap();
-    let g = Grouping::new(vec![rec]);
+    let mut c = choice((3, 3), (3, 6), (6, 6));
+    c.repeats = 3;
+    r.choice = Some(c);
+    let g = Grouping::new(vec![record(r)]);
     let t = tables::player_table_a3(&g).expect("A3");
     assert_eq!(text(&t, 0, "#QA"), "5");
     // Accuracy is unchanged by the repeats: 3/6 reasoning = 0.5.
