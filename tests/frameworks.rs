@@ -383,3 +383,44 @@ async fn the_murderers_play_their_own_framework() {
         "only the ThinkThrice murderer self-refines"
     );
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompts_dir_needs_the_frameworks_and_evaluation_templates_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&root.join("werewolf/en"), &dir.path().join("werewolf/en"));
+    let script = Arc::new(example("night-ferry.toml"));
+    let config = GameConfig {
+        protocol: short(Protocol::WellPlay),
+        framework: Framework::Werewolf,
+        prompts_dir: Some(dir.path().to_path_buf()),
+        eval_repeats: 1,
+        ..GameConfig::default()
+    };
+    // The shared evaluation templates are missing: refused before anything runs, naming the file.
+    let err = game::play(script.clone(), config.clone(), gateway().await)
+        .await
+        .expect_err("incomplete prompts dir");
+    assert!(
+        err.to_string().contains("eval/en/answer_"),
+        "the error names the missing template: {err}"
+    );
+    // With them, the game plays; the lexical judges need no `judge/` templates.
+    copy_dir(&root.join("eval/en"), &dir.path().join("eval/en"));
+    let r = game::play(script, config, gateway().await)
+        .await
+        .expect("plays from the prompts dir");
+    assert_eq!(r.votes.len(), 4);
+}

@@ -300,26 +300,40 @@ pub async fn play_with_prompts(
     prompts: std::collections::BTreeMap<&'static str, Arc<Prompts>>,
 ) -> Result<GameResult, GameError> {
     config.check()?;
+    // The judge's templates are needed (and checked) only when some metric has an LLM judge, so a
+    // `--prompts-dir` without `judge/` works with the lexical judges.
+    let needs_judge_prompts = JUDGED_METRICS
+        .iter()
+        .any(|m| matches!(config.judge_for(m), JudgeChoice::Llm(_)));
+    let judge_prompts = if needs_judge_prompts {
+        Some(Arc::new(load_judge_prompts(&script, &config)?))
+    } else {
+        None
+    };
     let transcript = match &config.transcript_path {
         Some(p) => Transcript::to_file(p)?,
         None => Transcript::in_memory(),
     };
-    let judge_prompts = Arc::new(load_judge_prompts(&script, &config)?);
-    let make = |choice: &JudgeChoice| match choice {
-        JudgeChoice::Lexical { threshold } => Judge::Lexical {
-            threshold: *threshold,
-        },
-        JudgeChoice::Llm(model) => Judge::Llm(LlmJudge {
+    let make = |choice: &JudgeChoice, prompts: &Option<Arc<Prompts>>| match (choice, prompts) {
+        (JudgeChoice::Llm(model), Some(prompts)) => Judge::Llm(LlmJudge {
             gateway: gateway.clone(),
             model: model.clone(),
-            prompts: judge_prompts.clone(),
+            prompts: prompts.clone(),
             lang: config.language.unwrap_or(script.language),
         }),
+        // Judge prompts are loaded whenever some metric has an LLM judge, so an LLM choice always
+        // finds them; the lexical judge needs none.
+        (JudgeChoice::Llm(_), None) | (JudgeChoice::Lexical { .. }, _) => Judge::Lexical {
+            threshold: match choice {
+                JudgeChoice::Lexical { threshold } => *threshold,
+                JudgeChoice::Llm(_) => crate::eval::DEFAULT_LEXICAL_THRESHOLD,
+            },
+        },
     };
     let judge = Judges {
-        factual: make(&config.judge_for("factual")),
-        rationale: make(&config.judge_for("rationale")),
-        mirage: make(&config.judge_for("mirage")),
+        factual: make(&config.judge_for("factual"), &judge_prompts),
+        rationale: make(&config.judge_for("rationale"), &judge_prompts),
+        mirage: make(&config.judge_for("mirage"), &judge_prompts),
     };
     let embedder: SharedEmbedder = match &config.embedder {
         EmbedderChoice::Hashing => Arc::new(HashingEmbedder::default()),
