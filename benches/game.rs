@@ -3,6 +3,9 @@
 //! * `game/night-ferry/{none,mr,sr,sv=3}`: one whole game (play + evaluation) of `examples/night-ferry.toml`
 //!   with the simulated provider at zero latency, so what is measured is sleuth's own CPU work (actors,
 //!   prompts, memory, simulated model, judging). Throughput is LLM calls per second.
+//! * `framework/night-ferry/<protocol>-<framework>`: one whole game per framework under the protocol it
+//!   is meant for (WellPlay for the detectives and references, MIRAGE for the MIRAGE agent), default
+//!   settings, the same simulated provider: what each framework's decisions cost in CPU and calls.
 //! * `gateway/*`: the cost the gateway adds to one call (actor hop, task spawn, accounting, reply), with a
 //!   provider that answers at once. Wall time per call, one at a time and 1,000 at once; and the same
 //!   measured as process CPU time, which is what the ≤ 50 µs/call design target is about.
@@ -19,8 +22,8 @@ use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
 use futures::future::{join_all, BoxFuture};
-use sleuth::agent::{AgentConfig, Modules};
-use sleuth::game::{play, GameConfig};
+use sleuth::agent::{AgentConfig, Framework, Modules};
+use sleuth::game::{play, GameConfig, ProtocolSettings};
 use sleuth::llm::{
     CallTags, ChatRequest, ChatResponse, EmbedResponse, Gateway, GatewayConfig, Message, Phase,
     Pricing, Provider, ProviderError, SimulatedProvider, TokenUsage,
@@ -79,6 +82,66 @@ fn bench_game(c: &mut Criterion) {
         g.throughput(Throughput::Elements(first.usage.calls));
         g.bench_with_input(
             BenchmarkId::new("night-ferry", modules),
+            &config,
+            |b, config| {
+                b.to_async(&rt).iter(|| {
+                    let (script, config, gateway) =
+                        (script.clone(), config.clone(), gateway.clone());
+                    async move { play(script, config, gateway).await.expect("game finishes") }
+                })
+            },
+        );
+    }
+    g.finish();
+    gateway.stop();
+}
+
+fn bench_frameworks(c: &mut Criterion) {
+    let rt = runtime();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml");
+    let script = Arc::new(Script::load(&path).expect("examples/night-ferry.toml loads"));
+    let gateway = rt
+        .block_on(Gateway::start(
+            Arc::new(SimulatedProvider::default()),
+            Pricing::builtin(),
+            GatewayConfig::default(),
+        ))
+        .expect("gateway starts");
+    let mut g = c.benchmark_group("framework");
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_secs(1));
+    for framework in Framework::ALL {
+        let protocol = framework.protocols()[framework.protocols().len() - 1];
+        let config = GameConfig {
+            game_id: "bench".into(),
+            seed: 7,
+            protocol: ProtocolSettings {
+                protocol,
+                ..ProtocolSettings::default()
+            },
+            framework,
+            agent: AgentConfig {
+                modules: "mr".parse::<Modules>().expect("valid modules"),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let first = rt
+            .block_on(play(script.clone(), config.clone(), gateway.clone()))
+            .expect("game finishes");
+        eprintln!(
+            "framework/night-ferry/{protocol}-{framework}: {} LLM calls ({} gameplay), first game {:.2?}",
+            first.usage.calls,
+            first.usage_by_phase.gameplay.calls,
+            started.elapsed()
+        );
+        let one = started.elapsed();
+        g.measurement_time((one * 12).clamp(Duration::from_secs(5), Duration::from_secs(120)));
+        g.throughput(Throughput::Elements(first.usage.calls));
+        g.bench_with_input(
+            BenchmarkId::new("night-ferry", format!("{protocol}-{framework}")),
             &config,
             |b, config| {
                 b.to_async(&rt).iter(|| {
@@ -280,5 +343,11 @@ fn gateway_benches(c: &mut Criterion, group: &str, wall: bool) {
     gateway.stop();
 }
 
-criterion_group!(benches, bench_gateway, bench_game, bench_gateway_prometheus);
+criterion_group!(
+    benches,
+    bench_gateway,
+    bench_game,
+    bench_frameworks,
+    bench_gateway_prometheus
+);
 criterion_main!(benches);

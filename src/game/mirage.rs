@@ -55,7 +55,7 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
         conversation(run, iteration).await?;
         scoring(run, iteration, &mut out).await?;
         interaction(run, iteration, stage, &mut out).await?;
-        if releases.contains(&iteration) {
+        for _ in releases.iter().filter(|&&at| at == iteration) {
             stage += 1;
             release(run, stage).await?;
         }

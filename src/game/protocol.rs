@@ -102,19 +102,26 @@ impl Default for MirageSettings {
 }
 
 impl MirageSettings {
-    /// The iterations (1-based) after which the next stage of a `stages`-stage script is released.
+    /// The iterations (1-based) after which the next stage of a `stages`-stage script is released, one
+    /// entry per stage after the first (an iteration may appear twice: two stages at once). Every stage
+    /// is released: evenly spread, stage k+1 after iteration round(k × iterations / stages); with
+    /// `stage_every`, after k × stage_every iterations. A release that would come after the last
+    /// iteration comes at the last one, before the accusations, so no stage (and none of its clues) is
+    /// ever silently dropped.
     pub fn stage_releases(&self, stages: u32) -> Vec<u32> {
         if stages <= 1 || self.iterations == 0 {
             return Vec::new();
         }
-        let every = if self.stage_every > 0 {
-            self.stage_every
-        } else {
-            (self.iterations / stages).max(1)
-        };
+        let n = self.iterations;
         (1..stages)
-            .map(|k| k * every)
-            .filter(|&i| i < self.iterations)
+            .map(|k| {
+                let at = if self.stage_every > 0 {
+                    k.saturating_mul(self.stage_every)
+                } else {
+                    (f64::from(k) * f64::from(n) / f64::from(stages)).round() as u32
+                };
+                at.clamp(1, n)
+            })
             .collect()
     }
 }
@@ -165,13 +172,24 @@ mod tests {
     fn stages_are_spread_over_the_iterations() {
         let m = MirageSettings::default();
         assert_eq!(m.stage_releases(1), Vec::<u32>::new());
-        assert_eq!(m.stage_releases(2), vec![2]);
-        assert_eq!(m.stage_releases(3), vec![1, 2]);
+        // Five iterations: two stages → stage 2 after iteration 3 (2.5 rounded up); three → after 2 and 3.
+        assert_eq!(m.stage_releases(2), vec![3]);
+        assert_eq!(m.stage_releases(3), vec![2, 3]);
+        // More stages than iterations: none is dropped, several come at once.
+        let two = MirageSettings { iterations: 2, ..m };
+        assert_eq!(two.stage_releases(3), vec![1, 1]);
+        assert_eq!(two.stage_releases(4), vec![1, 1, 2]);
         let every = MirageSettings {
             stage_every: 2,
             ..m
         };
         assert_eq!(every.stage_releases(3), vec![2, 4]);
+        // A release past the last iteration comes at the last one.
+        let late = MirageSettings {
+            stage_every: 3,
+            ..m
+        };
+        assert_eq!(late.stage_releases(3), vec![3, 5]);
         assert_eq!("WellPlay".parse::<Protocol>(), Ok(Protocol::WellPlay));
         assert!("poker".parse::<Protocol>().is_err());
     }

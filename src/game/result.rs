@@ -38,7 +38,9 @@ pub fn tally<'a>(
 }
 
 /// ThinkThrice rule 9: the civilians win if the player with the most votes is a murderer. A tie at the
-/// top is not "the player with the most votes", so it goes to the murderers.
+/// top between a murderer and an innocent player is not "the murderer got the most votes", so it goes to
+/// the murderers; a tie between murderers only (scripts with several) is a civilian win, since whoever
+/// of them is taken, a murderer is.
 pub fn thinkthrice_winner(counts: &BTreeMap<String, u32>, murderers: &[String]) -> Winner {
     let top = counts.values().copied().max().unwrap_or(0);
     let leaders: Vec<&String> = counts
@@ -46,7 +48,7 @@ pub fn thinkthrice_winner(counts: &BTreeMap<String, u32>, murderers: &[String]) 
         .filter(|(_, &n)| n == top && n > 0)
         .map(|(p, _)| p)
         .collect();
-    if leaders.len() == 1 && murderers.contains(leaders[0]) {
+    if !leaders.is_empty() && leaders.iter().all(|l| murderers.contains(l)) {
         Winner::Civilians
     } else {
         Winner::Murderer
@@ -106,7 +108,16 @@ pub fn vote_rank(counts: &BTreeMap<String, u32>, player: &str) -> Option<f64> {
 pub fn reciprocal_rank(counts: &BTreeMap<String, u32>, culprits: &[String]) -> f64 {
     culprits
         .iter()
-        .filter_map(|c| vote_rank(counts, c))
+        .filter_map(|c| {
+            // Each culprit is ranked against the innocent players only: another culprit above or level
+            // with it is not a miss (the usual reciprocal rank of the first relevant item).
+            let against: BTreeMap<String, u32> = counts
+                .iter()
+                .filter(|(p, _)| *p == c || !culprits.contains(p))
+                .map(|(p, n)| (p.clone(), *n))
+                .collect();
+            vote_rank(&against, c)
+        })
         .map(|r| 1.0 / r)
         .fold(0.0, f64::max)
 }
@@ -403,6 +414,24 @@ mod tests {
         assert!((detection_accuracy(&v, &m) - 4.0 / 6.0).abs() < 1e-12);
         // The best-ranked culprit counts for Victory: Eve is first.
         assert!((reciprocal_rank(&c, &m) - 1.0).abs() < 1e-12);
+        // Two culprits tied at the top: whichever is taken is a culprit — a civilian win, Victory 1.
+        let four = ["Ada", "Ben", "Cy", "Dee"];
+        let both = names(&["Ada", "Ben"]);
+        let v = votes(&[
+            ("Ada", "Ben"),
+            ("Ben", "Ada"),
+            ("Cy", "Ada"),
+            ("Dee", "Ben"),
+        ]);
+        let c = tally(four, &v);
+        assert_eq!(thinkthrice_winner(&c, &both), Winner::Civilians);
+        assert!((reciprocal_rank(&c, &both) - 1.0).abs() < 1e-12);
+        // A culprit tied with an innocent player at the top still loses under plurality.
+        let v = votes(&[("Ada", "Cy"), ("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy")]);
+        assert_eq!(
+            thinkthrice_winner(&tally(four, &v), &both),
+            Winner::Murderer
+        );
     }
 
     #[test]

@@ -46,6 +46,15 @@ impl Condition {
             Value::Null => Vec::new(),
             other => vec![(String::new(), canonical_json(other))],
         };
+        // Games graded by different judges are different conditions, not repeats.
+        let mut settings = settings;
+        for (metric, judge) in &r.judges {
+            settings.push((
+                format!("judge_{metric}"),
+                canonical_json(&Value::from(judge.as_str())),
+            ));
+        }
+        settings.sort();
         Condition {
             protocol: r.protocol.clone(),
             framework: r.framework.clone(),

@@ -167,7 +167,8 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
     t.note = "Voting: share of games the civilians won under the elimination rule. Objective, Reasoning, \
               Relations: share of that category's multiple-choice questions answered exactly right; \
               Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± sample std \
-              over repeats (seeds). Last rows: per method, the weighted mean ± weighted std across \
+              over the evaluation runs of the arm's games (PLAYER* evaluates 3 times, `--eval-repeats`; \
+              a result without runs counts once); Voting: over games (seeds). Last rows: per method, the weighted mean ± weighted std across \
               scripts of the per-script means (PLAYER* Appendix B.3: weights are the category's question \
               count per script, the script's possible points for Overall; Voting unweighted). #QA: \
               questions per evaluation of a game (summed over scripts in the last rows). — : not measured (PP and OP do \
@@ -204,10 +205,9 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
                 rs.iter().copied(),
             ))),
         ];
-        for (m, _) in A3 {
-            cells.push(Cell::MeanStd(metrics::mean_std(&values(
-                m,
-                rs.iter().copied(),
+        for (m, category) in A3 {
+            cells.push(Cell::MeanStd(metrics::mean_std(&repeat_values(
+                m, category, &rs,
             ))));
         }
         t.push(cells, false);
@@ -245,6 +245,24 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
         t.push(cells, true);
     }
     Some(t)
+}
+
+/// The values a per-script cell of Table A3 is the mean ± std of: every evaluation run of every game of
+/// the arm (PLAYER* reports mean ± std over its three evaluation runs). A result that recorded no runs
+/// contributes its one value.
+fn repeat_values(m: Metric, category: &str, rs: &[&GameResult]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for r in rs {
+        let runs = r.choice.as_ref().and_then(|c| match m {
+            Metric::ChoiceScore => Some(&c.repeat_scores),
+            _ => c.repeat_accuracy.get(category),
+        });
+        match runs.filter(|v| !v.is_empty()) {
+            Some(v) => out.extend(v.iter().copied()),
+            None => out.extend(values(m, std::iter::once(*r))),
+        }
+    }
+    out
 }
 
 /// What one arm contributes to a method's weighted row in Table A3.

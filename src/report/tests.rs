@@ -241,6 +241,25 @@ fn table_a3_gives_mean_and_std_per_script_and_weighted_rows_across_scripts() {
 }
 
 #[test]
+fn table_a3_spread_is_over_the_evaluation_runs() {
+    // One game, evaluated three times: the paper's "mean ± std of 3 runs" comes from the runs.
+    let mut r = result("Inn", "player", 1);
+    let mut c = choice((3, 3), (3, 6), (6, 6));
+    c.repeats = 3;
+    c.repeat_scores = vec![0.2, 0.4, 0.6];
+    c.repeat_accuracy = [("reasoning".to_string(), vec![0.0, 0.5, 1.0])]
+        .into_iter()
+        .collect();
+    r.choice = Some(c);
+    let g = Grouping::new(vec![record(r)]);
+    let t = tables::player_table_a3(&g).expect("A3");
+    let (m, sd) = mean_std(&t, 0, "Overall").expect("overall");
+    assert!((m - 0.4).abs() < 1e-12 && (sd - 0.2).abs() < 1e-12, "{m} ± {sd}");
+    let (m, sd) = mean_std(&t, 0, "Reasoning").expect("reasoning");
+    assert!((m - 0.5).abs() < 1e-12 && (sd - 0.5).abs() < 1e-12, "{m} ± {sd}");
+}
+
+#[test]
 fn questions_asked_several_times_count_once_in_table_a3() {
     // Every question asked 3 times: the tallies hold 3 × (1 objective, 2 reasoning, 2 relations).
     let mut r = result("Inn", "player", 1);
@@ -528,4 +547,15 @@ fn a_directory_without_results_is_an_error_naming_it() {
     assert!(e.contains("run") && e.contains("a/result.json"), "{e}");
     // A single broken file given directly is an error too.
     assert!(load(&run.join("a/result.json")).is_err());
+}
+
+#[test]
+fn games_judged_differently_are_different_conditions() {
+    let lexical = result("Inn", "player", 7);
+    let mut judged = result("Inn", "player", 7);
+    judged
+        .judges
+        .insert("factual".to_string(), "llm:gpt-4o".to_string());
+    let g = Grouping::new(vec![record(lexical), record(judged)]);
+    assert_eq!(g.conditions.len(), 2, "a judge change is not a repeat");
 }
