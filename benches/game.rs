@@ -343,11 +343,22 @@ fn gateway_benches(c: &mut Criterion, group: &str, wall: bool) {
     gateway.stop();
 }
 
-criterion_group!(
-    benches,
-    bench_gateway,
-    bench_game,
-    bench_frameworks,
-    bench_gateway_prometheus
-);
+/// Criterion draws its plots with plotters, which — built with the text backend `sleuth report` uses —
+/// needs a registered font: the report's font lookup registers one; without any, plots are skipped
+/// rather than the run failing.
+fn criterion_config() -> Criterion {
+    match sleuth::report::plots::font() {
+        Ok(_) => Criterion::default(),
+        Err(why) => {
+            eprintln!("criterion plots off: {why}");
+            Criterion::default().without_plots()
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = criterion_config();
+    targets = bench_gateway, bench_game, bench_frameworks, bench_gateway_prometheus
+}
 criterion_main!(benches);

@@ -166,5 +166,22 @@ fn bench_store_search(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_top_k, bench_embed, bench_store_search);
+/// Criterion draws its plots with plotters, which — built with the text backend `sleuth report` uses —
+/// needs a registered font: the report's font lookup registers one; without any, plots are skipped
+/// rather than the run failing.
+fn criterion_config() -> Criterion {
+    match sleuth::report::plots::font() {
+        Ok(_) => Criterion::default(),
+        Err(why) => {
+            eprintln!("criterion plots off: {why}");
+            Criterion::default().without_plots()
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = criterion_config();
+    targets = bench_top_k, bench_embed, bench_store_search
+}
 criterion_main!(benches);

@@ -254,9 +254,15 @@ fn table_a3_spread_is_over_the_evaluation_runs() {
     let g = Grouping::new(vec![record(r)]);
     let t = tables::player_table_a3(&g).expect("A3");
     let (m, sd) = mean_std(&t, 0, "Overall").expect("overall");
-    assert!((m - 0.4).abs() < 1e-12 && (sd - 0.2).abs() < 1e-12, "{m} ± {sd}");
+    assert!(
+        (m - 0.4).abs() < 1e-12 && (sd - 0.2).abs() < 1e-12,
+        "{m} ± {sd}"
+    );
     let (m, sd) = mean_std(&t, 0, "Reasoning").expect("reasoning");
-    assert!((m - 0.5).abs() < 1e-12 && (sd - 0.5).abs() < 1e-12, "{m} ± {sd}");
+    assert!(
+        (m - 0.5).abs() < 1e-12 && (sd - 0.5).abs() < 1e-12,
+        "{m} ± {sd}"
+    );
 }
 
 #[test]
