@@ -38,7 +38,11 @@ fn runtime() -> Runtime {
         .expect("tokio runtime")
 }
 
-fn bench_game(c: &mut Criterion) {
+/// Benchmarks whole games of `examples/night-ferry.toml`, one benchmark per `(id, config)`: each game is
+/// played once first, which checks it finishes and counts its LLM calls (the throughput), then sampled
+/// ten times (flat sampling: ten samples of about one game each, rather than the 55 games linear
+/// sampling needs).
+fn bench_games(c: &mut Criterion, group: &str, games: Vec<(String, GameConfig)>) {
     let rt = runtime();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml");
     let script = Arc::new(Script::load(&path).expect("examples/night-ferry.toml loads"));
@@ -49,39 +53,27 @@ fn bench_game(c: &mut Criterion) {
             GatewayConfig::default(),
         ))
         .expect("gateway starts");
-
-    let mut g = c.benchmark_group("game");
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
     g.sampling_mode(SamplingMode::Flat);
     g.warm_up_time(Duration::from_secs(1));
-    for modules in ["none", "mr,sr,sv=3"] {
-        let config = GameConfig {
-            game_id: "bench".into(),
-            seed: 7,
-            agent: AgentConfig {
-                modules: modules.parse::<Modules>().expect("valid modules"),
-                ..Default::default()
-            },
-            transcript_path: None,
-            ..Default::default()
-        };
-        // One game first: checks it finishes and gives the number of LLM calls for the throughput.
+    for (id, config) in games {
         let started = Instant::now();
         let first = rt
             .block_on(play(script.clone(), config.clone(), gateway.clone()))
             .expect("game finishes");
         eprintln!(
-            "game/night-ferry/{modules}: {} LLM calls, {} events, first game {:.2?}",
+            "{group}/night-ferry/{id}: {} LLM calls ({} gameplay), {} events, first game {:.2?}",
             first.usage.calls,
+            first.usage_by_phase.gameplay.calls,
             first.events,
             started.elapsed()
         );
-        // Flat sampling: ten samples of about one game each, rather than the 55 games linear sampling needs.
         let one = started.elapsed();
         g.measurement_time((one * 12).clamp(Duration::from_secs(5), Duration::from_secs(300)));
         g.throughput(Throughput::Elements(first.usage.calls));
         g.bench_with_input(
-            BenchmarkId::new("night-ferry", modules),
+            BenchmarkId::new("night-ferry", &id),
             &config,
             |b, config| {
                 b.to_async(&rt).iter(|| {
@@ -96,64 +88,50 @@ fn bench_game(c: &mut Criterion) {
     gateway.stop();
 }
 
-fn bench_frameworks(c: &mut Criterion) {
-    let rt = runtime();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml");
-    let script = Arc::new(Script::load(&path).expect("examples/night-ferry.toml loads"));
-    let gateway = rt
-        .block_on(Gateway::start(
-            Arc::new(SimulatedProvider::default()),
-            Pricing::builtin(),
-            GatewayConfig::default(),
-        ))
-        .expect("gateway starts");
-    let mut g = c.benchmark_group("framework");
-    g.sample_size(10);
-    g.sampling_mode(SamplingMode::Flat);
-    g.warm_up_time(Duration::from_secs(1));
-    for framework in Framework::ALL {
-        let protocol = framework.protocols()[framework.protocols().len() - 1];
-        let config = GameConfig {
-            game_id: "bench".into(),
-            seed: 7,
-            protocol: ProtocolSettings {
-                protocol,
-                ..ProtocolSettings::default()
-            },
-            framework,
-            agent: AgentConfig {
-                modules: "mr".parse::<Modules>().expect("valid modules"),
+/// The ThinkThrice protocol with all modules off and all on.
+fn bench_game(c: &mut Criterion) {
+    let games = ["none", "mr,sr,sv=3"]
+        .into_iter()
+        .map(|modules| {
+            let config = GameConfig {
+                game_id: "bench".into(),
+                seed: 7,
+                agent: AgentConfig {
+                    modules: modules.parse::<Modules>().expect("valid modules"),
+                    ..Default::default()
+                },
                 ..Default::default()
-            },
-            ..Default::default()
-        };
-        let started = Instant::now();
-        let first = rt
-            .block_on(play(script.clone(), config.clone(), gateway.clone()))
-            .expect("game finishes");
-        eprintln!(
-            "framework/night-ferry/{protocol}-{framework}: {} LLM calls ({} gameplay), first game {:.2?}",
-            first.usage.calls,
-            first.usage_by_phase.gameplay.calls,
-            started.elapsed()
-        );
-        let one = started.elapsed();
-        g.measurement_time((one * 12).clamp(Duration::from_secs(5), Duration::from_secs(120)));
-        g.throughput(Throughput::Elements(first.usage.calls));
-        g.bench_with_input(
-            BenchmarkId::new("night-ferry", format!("{protocol}-{framework}")),
-            &config,
-            |b, config| {
-                b.to_async(&rt).iter(|| {
-                    let (script, config, gateway) =
-                        (script.clone(), config.clone(), gateway.clone());
-                    async move { play(script, config, gateway).await.expect("game finishes") }
-                })
-            },
-        );
-    }
-    g.finish();
-    gateway.stop();
+            };
+            (modules.to_string(), config)
+        })
+        .collect();
+    bench_games(c, "game", games);
+}
+
+/// Every framework under the protocol it is meant for (WellPlay for all but MIRAGE's agent).
+fn bench_frameworks(c: &mut Criterion) {
+    let games = Framework::ALL
+        .into_iter()
+        .map(|framework| {
+            let protocol = framework.protocols()[framework.protocols().len() - 1];
+            let config = GameConfig {
+                game_id: "bench".into(),
+                seed: 7,
+                protocol: ProtocolSettings {
+                    protocol,
+                    ..ProtocolSettings::default()
+                },
+                framework,
+                agent: AgentConfig {
+                    modules: "mr".parse::<Modules>().expect("valid modules"),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            (format!("{protocol}-{framework}"), config)
+        })
+        .collect();
+    bench_games(c, "framework", games);
 }
 
 /// A provider that answers every request at once with a fixed reply and reported usage, so the only
