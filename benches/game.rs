@@ -14,6 +14,8 @@
 //!
 //! Run with `cargo bench --bench game` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
 
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -321,22 +323,9 @@ fn gateway_benches(c: &mut Criterion, group: &str, wall: bool) {
     gateway.stop();
 }
 
-/// Criterion draws its plots with plotters, which — built with the text backend `sleuth report` uses —
-/// needs a registered font: the report's font lookup registers one; without any, plots are skipped
-/// rather than the run failing.
-fn criterion_config() -> Criterion {
-    match sleuth::report::plots::font() {
-        Ok(_) => Criterion::default(),
-        Err(why) => {
-            eprintln!("criterion plots off: {why}");
-            Criterion::default().without_plots()
-        }
-    }
-}
-
 criterion_group! {
     name = benches;
-    config = criterion_config();
+    config = support::criterion_config();
     targets = bench_gateway, bench_game, bench_frameworks, bench_gateway_prometheus
 }
 criterion_main!(benches);

@@ -2,6 +2,8 @@
 //!
 //! Run with `cargo bench --bench memory` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
 
+mod support;
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -166,22 +168,9 @@ fn bench_store_search(c: &mut Criterion) {
     g.finish();
 }
 
-/// Criterion draws its plots with plotters, which — built with the text backend `sleuth report` uses —
-/// needs a registered font: the report's font lookup registers one; without any, plots are skipped
-/// rather than the run failing.
-fn criterion_config() -> Criterion {
-    match sleuth::report::plots::font() {
-        Ok(_) => Criterion::default(),
-        Err(why) => {
-            eprintln!("criterion plots off: {why}");
-            Criterion::default().without_plots()
-        }
-    }
-}
-
 criterion_group! {
     name = benches;
-    config = criterion_config();
+    config = support::criterion_config();
     targets = bench_top_k, bench_embed, bench_store_search
 }
 criterion_main!(benches);

@@ -6,6 +6,9 @@
 //! questions before each question and reflects on its first answer before its final one; an O-CoT agent
 //! reflects on every one of its objectives before each question; every question goes to another player.
 
+mod common;
+use common::{example_script as example, simulated_gateway};
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,29 +18,11 @@ use sleuth::agent::{AgentConfig, Character, CharacterArgs, CharacterMsg, Framewo
 use sleuth::game::{
     self, GameConfig, GameResult, ProtocolSettings, ThinkThriceSettings, WellPlaySettings,
 };
-use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
 use sleuth::memory::{HashingEmbedder, MemoryIndex, SharedEmbedder};
 use sleuth::script::Script;
 
 /// The prepared questions of the Werewolf baseline (PLAYER* Table A2).
 const PREPARED_QUESTIONS: u64 = 10;
-
-fn example(name: &str) -> Arc<Script> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    Arc::new(Script::load(&p).expect("example script loads"))
-}
-
-async fn simulated_gateway() -> Gateway {
-    Gateway::start(
-        Arc::new(SimulatedProvider::default()),
-        Pricing::builtin(),
-        GatewayConfig::default(),
-    )
-    .await
-    .expect("gateway starts")
-}
 
 /// Small games: two WellPlay rounds of one question each; one ThinkThrice round before and after the
 /// clues, with the initial questioning that forces targets.

@@ -8,6 +8,9 @@
 //! references, does not play) the way its protocol says, is evaluated, and every prompt template of every
 //! framework renders with the variables the code passes, in English and Chinese.
 
+mod common;
+use common::simulated_gateway as gateway;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +20,6 @@ use sleuth::game::{
     self, GameConfig, GameResult, MirageSettings, Protocol, ProtocolSettings, ThinkThriceSettings,
     WellPlaySettings,
 };
-use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
 use sleuth::script::import::{mirage, wellplay};
 use sleuth::script::{Language, Script};
 
@@ -79,16 +81,6 @@ fn datasets() -> Option<PathBuf> {
         eprintln!("skipped: ../shared/datasets not found");
         None
     }
-}
-
-async fn gateway() -> Gateway {
-    Gateway::start(
-        Arc::new(SimulatedProvider::default()),
-        Pricing::builtin(),
-        GatewayConfig::default(),
-    )
-    .await
-    .expect("gateway starts")
 }
 
 /// One finished arm: its result, its transcript and the templates it rendered.

@@ -1,7 +1,9 @@
 //! Whole games through the library: reproducibility, the memory module's value, the real HTTP client
 //! path under faults, and crash isolation.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{example_script as example, simulated_gateway};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,18 +11,8 @@ use sleuth::agent::{AgentConfig, Modules};
 use sleuth::game::{
     self, EmbedderChoice, GameConfig, GameError, JudgeChoice, ProtocolSettings, ThinkThriceSettings,
 };
-use sleuth::llm::{
-    Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SimulatedProvider,
-};
+use sleuth::llm::{Gateway, GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing};
 use sleuth::mockllm::{MockConfig, MockServer};
-use sleuth::script::Script;
-
-fn example(name: &str) -> Arc<Script> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    Arc::new(Script::load(&p).expect("example script loads"))
-}
 
 fn config(modules: &str, seed: u64, settings: ThinkThriceSettings) -> GameConfig {
     GameConfig {
@@ -40,16 +32,6 @@ const SHORT: ThinkThriceSettings = ThinkThriceSettings {
     rounds_after_clues: 1,
     initial_questioning: true,
 };
-
-async fn simulated_gateway() -> Gateway {
-    Gateway::start(
-        Arc::new(SimulatedProvider::default()),
-        Pricing::builtin(),
-        GatewayConfig::default(),
-    )
-    .await
-    .expect("gateway starts")
-}
 
 /// Transcript lines with the wall-clock field removed.
 fn normalised(path: &PathBuf) -> Vec<serde_json::Value> {

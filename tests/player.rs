@@ -2,8 +2,11 @@
 //! transcript, each agent asks exactly its m questions per round, it plays the ThinkThrice protocol too,
 //! and it plays in Chinese.
 
+mod common;
+use common::{example_script as example, simulated_gateway};
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,25 +14,8 @@ use sleuth::agent::Framework;
 use sleuth::game::{
     self, GameConfig, GameResult, ProtocolSettings, ThinkThriceSettings, WellPlaySettings,
 };
-use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
+use sleuth::llm::Gateway;
 use sleuth::script::{Script, Victim};
-
-fn example(name: &str) -> Arc<Script> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .join(name);
-    Arc::new(Script::load(&p).expect("example script loads"))
-}
-
-async fn simulated_gateway() -> Gateway {
-    Gateway::start(
-        Arc::new(SimulatedProvider::default()),
-        Pricing::builtin(),
-        GatewayConfig::default(),
-    )
-    .await
-    .expect("gateway starts")
-}
 
 /// Plays the example `script` with every character on PLAYER* and returns the result and the
 /// transcript's events.

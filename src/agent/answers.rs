@@ -47,7 +47,8 @@ pub(super) async fn factual(
     Ok(text)
 }
 
-fn lettered(options: &[String]) -> (Vec<String>, Vec<Value>) {
+/// The option letters and the `{letter, text}` list a multiple-choice prompt shows.
+pub(super) fn lettered(options: &[String]) -> (Vec<String>, Vec<Value>) {
     let letters: Vec<String> = (0..options.len()).map(option_letter).collect();
     let opts = options
         .iter()

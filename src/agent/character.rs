@@ -21,7 +21,7 @@ use crate::llm::{
     CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, TokenLogprob, Usage,
 };
 use crate::memory::{MemoryError, MemoryMsg};
-use crate::script::{option_letter, Script};
+use crate::script::Script;
 use crate::text::{self, Bm25};
 
 /// The default framework's name.
@@ -1118,12 +1118,7 @@ impl State {
                 Phase::Evaluation,
             )
             .await?;
-        let letters: Vec<String> = (0..options.len()).map(option_letter).collect();
-        let opts: Vec<Value> = options
-            .iter()
-            .enumerate()
-            .map(|(i, t)| json!({"letter": option_letter(i), "text": t}))
-            .collect();
+        let (letters, opts) = answers::lettered(options);
         let user = self.args.prompts.render(
             "eval_inferential",
             context! { memory => memory, options => opts, question => question },

@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests that run the `sleuth` binary as a child process.
+//! Helpers shared by the integration tests: running the `sleuth` binary as a child process, and
+//! playing games in process against the simulated model.
 //!
 //! Each test crate uses a different subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
@@ -22,6 +23,24 @@ pub fn bin() -> &'static str {
 /// A file of the crate (e.g. `examples/night-ferry.toml`) as an absolute path.
 pub fn crate_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// An example script of the crate (`examples/NAME`), loaded and checked.
+pub fn example_script(name: &str) -> std::sync::Arc<sleuth::script::Script> {
+    let p = crate_file("examples").join(name);
+    std::sync::Arc::new(sleuth::script::Script::load(&p).unwrap_or_else(|e| panic!("{name}: {e}")))
+}
+
+/// A gateway over the in-process simulated model with the built-in pricing: what the game tests play
+/// against.
+pub async fn simulated_gateway() -> sleuth::llm::Gateway {
+    sleuth::llm::Gateway::start(
+        std::sync::Arc::new(sleuth::llm::SimulatedProvider::default()),
+        sleuth::llm::Pricing::builtin(),
+        sleuth::llm::GatewayConfig::default(),
+    )
+    .await
+    .expect("gateway starts")
 }
 
 /// The example script every test plays.
