@@ -159,3 +159,21 @@ pub fn find_promtool() -> Option<PathBuf> {
         .chain(std::iter::once(PathBuf::from("/usr/bin/promtool")))
         .find(|p| p.is_file())
 }
+
+/// `../shared/datasets`, the public datasets the importer tests read. A user's fresh checkout may not
+/// have it: the test then says it was skipped. Under CI (`CI=true`) a missing folder is a failure,
+/// never a silent pass.
+pub fn datasets() -> Option<PathBuf> {
+    let d = crate_file("../shared/datasets");
+    if d.is_dir() {
+        return Some(d);
+    }
+    if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+        panic!(
+            "../shared/datasets not found at {} and CI is set: dataset tests must run under CI",
+            d.display()
+        );
+    }
+    eprintln!("skipped: ../shared/datasets not found");
+    None
+}
