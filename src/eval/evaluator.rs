@@ -12,6 +12,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::json;
 
 use super::formulas::informed_correct;
+use super::judge::judge_failed;
 use crate::agent::CharacterMsg;
 use crate::game::{
     choice_correct, request_turn, ChoiceScores, ChoiceTally, Draft, FactualScores, GameError,
@@ -140,10 +141,7 @@ async fn evaluate(
                 .factual
                 .grade(&st.game_id, seq, &q.question, &q.answer, &turn.text)
                 .await
-                .map_err(|e| GameError::Agent {
-                    agent: "judge".into(),
-                    error: Box::new(e.into()),
-                })?;
+                .map_err(judge_failed)?;
             let entry = tallies.entry(category).or_default();
             entry.0 += usize::from(verdict.correct);
             entry.1 += 1;
@@ -185,10 +183,7 @@ async fn evaluate(
                 .rationale
                 .grade_rationale(&st.game_id, seq, &q.question, &q.rationale, &turn.text)
                 .await
-                .map_err(|e| GameError::Agent {
-                    agent: "judge".into(),
-                    error: Box::new(e.into()),
-                })?;
+                .map_err(judge_failed)?;
             let is_informed = informed_correct(correct, rationale.score, st.rationale_threshold);
             inf_correct += usize::from(correct);
             informed += usize::from(is_informed);
@@ -246,7 +241,10 @@ async fn evaluate(
         rationale_score: super::stats::mean(&rationale_scores),
         choice,
         mirage: match mirage {
-            Some(outcome) => Some(super::mirage::score(st, t, outcome).await?),
+            Some(outcome) => Some(
+                super::mirage::score(&st.script, &st.judges.mirage, &st.game_id, t, outcome)
+                    .await?,
+            ),
             None => None,
         },
     })

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::agent::Prompts;
+use crate::game::GameError;
 use crate::llm::{CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, Usage};
 use crate::text;
 
@@ -20,6 +21,14 @@ pub const DEFAULT_LEXICAL_THRESHOLD: f64 = 0.5;
 
 /// Judge prompt purposes (`prompts/judge/<lang>/`).
 pub const JUDGE_PURPOSES: &[&str] = &["factual", "rationale", "ability", "reconstruct"];
+
+/// A judge call that failed fails the evaluation, reported as the judge's (not a player's) error.
+pub(super) fn judge_failed(e: LlmError) -> GameError {
+    GameError::Agent {
+        agent: "judge".into(),
+        error: Box::new(e.into()),
+    }
+}
 
 /// How a metric is graded.
 #[derive(Clone)]

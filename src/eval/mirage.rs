@@ -11,15 +11,14 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::evaluator::EvaluatorArgs;
 use super::formulas::{cic, ici, sci, tii};
-use super::judge::CharacterView;
+use super::judge::{judge_failed, CharacterView, Judge};
 use super::rouge::rouge_l;
 use crate::game::{
     Draft, GameError, MirageCharacterScores, MirageOutcome, MirageScores, Transcript, Visibility,
 };
-use crate::llm::{LlmError, Usage};
-use crate::script::Language;
+use crate::llm::Usage;
+use crate::script::{Language, Script};
 
 /// The four ICI abilities and the SCI role-play criterion, as the judge is asked about them.
 fn abilities(lang: Language) -> [&'static str; 5] {
@@ -44,10 +43,13 @@ fn abilities(lang: Language) -> [&'static str; 5] {
 /// Lines of history a judge reads at most (the most recent ones): a long game must still fit a prompt.
 const MAX_HISTORY_LINES: usize = 200;
 
-/// Scores every character of a finished MIRAGE game; judge calls and verdicts are appended to the
-/// transcript as private `judgement` events of the judged character.
+/// Scores every character of a finished MIRAGE game with `judge` (ICI and SCI only when it is an
+/// LLM); judge calls and verdicts are appended to the transcript as private `judgement` events of the
+/// judged character.
 pub(super) async fn score(
-    st: &EvaluatorArgs,
+    script: &Script,
+    judge: &Judge,
+    game_id: &str,
     t: &mut Transcript,
     outcome: &MirageOutcome,
 ) -> Result<MirageScores, GameError> {
@@ -64,22 +66,20 @@ pub(super) async fn score(
     };
     let trust = summed(&outcome.trust);
     let suspicion = summed(&outcome.suspicion);
-    let key: BTreeMap<&str, bool> = st
-        .script
+    let key: BTreeMap<&str, bool> = script
         .clues
         .iter()
         .map(|c| (c.id.as_str(), c.key))
         .collect();
-    let lang = st.script.language;
+    let lang = script.language;
     let history = public_history(t);
-    let cast: Vec<String> = st
-        .script
+    let cast: Vec<String> = script
         .characters
         .iter()
         .map(|c| format!("{}: {}", c.name, c.public))
         .collect();
     let mut out = MirageScores::default();
-    for c in &st.script.characters {
+    for c in &script.characters {
         let found = outcome
             .investigated
             .get(&c.name)
@@ -102,7 +102,7 @@ pub(super) async fn score(
             .collect();
         let view = CharacterView {
             name: &c.name,
-            truth: &st.script.truth.narrative,
+            truth: &script.truth.narrative,
             cast: cast.clone(),
             script: c.script_text(),
             history: history
@@ -118,12 +118,10 @@ pub(super) async fn score(
         let mut scores = Vec::new();
         for ability in asked {
             let seq = t.events().len() as u64;
-            match st
-                .judges
-                .mirage
-                .score_ability(&st.game_id, seq, &view, ability)
+            match judge
+                .score_ability(game_id, seq, &view, ability)
                 .await
-                .map_err(judge_error)?
+                .map_err(judge_failed)?
             {
                 Some((score, usage)) => {
                     scores.push(score);
@@ -143,12 +141,10 @@ pub(super) async fn score(
             s.ici = Some(ici([ra, cc, dobs, ct]));
             s.role_play = Some(rp);
             let seq = t.events().len() as u64;
-            if let Some((rebuilt, usage)) = st
-                .judges
-                .mirage
-                .reconstruct_script(&st.game_id, seq, &view)
+            if let Some((rebuilt, usage)) = judge
+                .reconstruct_script(game_id, seq, &view)
                 .await
-                .map_err(judge_error)?
+                .map_err(judge_failed)?
             {
                 // The "Script" part: what the character did on the day; the whole script when the
                 // format keeps it in the story and timeline instead of acts.
@@ -181,13 +177,6 @@ pub(super) async fn score(
     out.ici = avg(|s| s.ici);
     out.sci = avg(|s| s.sci);
     Ok(out)
-}
-
-fn judge_error(e: LlmError) -> GameError {
-    GameError::Agent {
-        agent: "judge".into(),
-        error: Box::new(e.into()),
-    }
 }
 
 fn verdict(

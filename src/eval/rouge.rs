@@ -2,8 +2,8 @@
 //! common subsequence (LCS) of a reference and a candidate, as precision, recall and F.
 //!
 //! MIRAGE's Script Compliance Index uses ROUGE-L F between a character's original script and one a
-//! judge reconstructs from the character's behaviour (MIRAGE §2.4, Appendix Table 24); see
-//! [`crate::eval::formulas::sci`].
+//! judge reconstructs from the character's behaviour (MIRAGE §2.4, Appendix Table 24); the SCI
+//! formula itself is with the other per-game formulas.
 //!
 //! Definitions, with m reference tokens, n candidate tokens and L = LCS length:
 //! R = L / m, P = L / n, F = 2PR / (P + R).

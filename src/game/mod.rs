@@ -1,13 +1,15 @@
 //! Games: the host's protocol, the game supervisor, the transcript and the result.
 
+mod driver;
+mod drivers;
 mod host;
 mod lines;
-mod mirage;
 mod protocol;
 mod result;
+mod run;
+mod steps;
 mod supervisor;
 mod transcript;
-mod wellplay;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,9 +17,12 @@ use std::sync::Arc;
 use ractor::Actor;
 use tokio::sync::oneshot;
 
-pub use host::{PlayOutcome, ThinkThriceSettings};
+pub use driver::PlayOutcome;
 pub use lines::HostLines;
-pub use protocol::{MirageSettings, Protocol, ProtocolError, ProtocolSettings, WellPlaySettings};
+pub use protocol::{
+    MirageSettings, Protocol, ProtocolError, ProtocolSettings, ThinkThriceSettings,
+    WellPlaySettings,
+};
 pub use result::{
     choice_correct, detection_accuracy, majority_outcome, reciprocal_rank, tally,
     thinkthrice_winner, vote_candidates, vote_rank, ChoiceScores, ChoiceTally, FactualScores,

@@ -1,11 +1,10 @@
-//! Which game is played: the protocols of the three papers and their knobs.
+//! Which game is played: the protocols of the three papers and their knobs. Plain data (part of a
+//! game's settings); the drivers that play them live in `drivers/`.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-
-pub use super::host::ThinkThriceSettings;
 
 /// A game protocol: the host's stage machine (PROTOCOLS.md §2-§4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -52,6 +51,27 @@ impl FromStr for Protocol {
             .into_iter()
             .find(|p| p.as_str().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| ProtocolError(s.to_string()))
+    }
+}
+
+/// The knobs of the ThinkThrice procedure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkThriceSettings {
+    /// Open-questioning rounds before the clue cards (paper: 2).
+    pub rounds_before_clues: u32,
+    /// Open-questioning rounds after the clue cards (paper: 3).
+    pub rounds_after_clues: u32,
+    /// After each self-introduction, every other player asks the speaker one question.
+    pub initial_questioning: bool,
+}
+
+impl Default for ThinkThriceSettings {
+    fn default() -> Self {
+        ThinkThriceSettings {
+            rounds_before_clues: 2,
+            rounds_after_clues: 3,
+            initial_questioning: true,
+        }
     }
 }
 

@@ -24,32 +24,44 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::host::{PlayOutcome, Run};
-use super::result::{reciprocal_rank, tally, thinkthrice_winner, vote_candidates, MirageOutcome};
-use super::transcript::Draft;
-use super::GameError;
 use crate::agent::{CharacterMsg, ClueChoice, Turn};
+use crate::game::driver::{Driver, PlayOutcome};
+use crate::game::result::{
+    reciprocal_rank, tally, thinkthrice_winner, vote_candidates, MirageOutcome,
+};
+use crate::game::run::Run;
+use crate::game::steps;
+use crate::game::transcript::Draft;
+use crate::game::{GameError, HostLines, MirageSettings};
 use crate::script::Clue;
 
-/// Plays the MIRAGE protocol to the reveal.
-pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
-    let s = run.args.protocol.mirage;
+/// The MIRAGE driver with its knobs.
+pub(crate) struct Mirage(pub MirageSettings);
+
+impl Driver for Mirage {
+    fn play<'r>(&'r self, run: &'r mut Run<'_>) -> BoxFuture<'r, Result<PlayOutcome, GameError>> {
+        Box::pin(play(self.0, run))
+    }
+}
+
+async fn play(s: MirageSettings, run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
     let names = run.names();
     let mut out = MirageOutcome {
         forced_exposure: s.force_expose,
         investigated: names.iter().map(|n| (n.clone(), Vec::new())).collect(),
         ..MirageOutcome::default()
     };
-    run.distribute().await?;
+    steps::distribute(run).await?;
     if s.force_expose {
         exposure(run).await?;
     }
     // Self-introductions without initial questioning (a MIRAGE character introduces itself with
     // its conversation prompt, iteration 0).
-    run.introductions(false).await?;
-    let releases = s.stage_releases(run.args.script.acts);
+    steps::introductions(run, false).await?;
+    let releases = s.stage_releases(run.script().acts);
     let mut stage = 1;
     for iteration in 1..=s.iterations {
         conversation(run, iteration).await?;
@@ -61,8 +73,7 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
         }
     }
     let available: Vec<&Clue> = run
-        .args
-        .script
+        .script()
         .clues
         .iter()
         .filter(|c| available_in(c, stage))
@@ -75,7 +86,7 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
     let counts = tally(names.iter().map(String::as_str), &votes);
     let winner = thinkthrice_winner(&counts, &murderers);
     out.victory = reciprocal_rank(&counts, &murderers);
-    run.reveal(&counts, winner).await?;
+    steps::reveal(run, &counts, winner).await?;
     Ok(PlayOutcome {
         votes,
         counts,
@@ -88,21 +99,6 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
 /// Whether a clue can be found during stage `stage`.
 fn available_in(clue: &Clue, stage: u32) -> bool {
     clue.act.is_none_or(|a| a <= stage)
-}
-
-/// A turn's private steps, then its public statement (remembered by everyone).
-async fn publish_statement(
-    run: &mut Run<'_>,
-    stage: &str,
-    turn: &mut Turn,
-    public: Draft,
-) -> Result<(), GameError> {
-    for step in std::mem::take(&mut turn.steps) {
-        run.publish(stage, step).await?;
-    }
-    run.publish(stage, public.with_usage(turn.usage))
-        .await
-        .map(|_| ())
 }
 
 /// Forced exposure: each culprit's announcement, in their name, before anyone else speaks.
@@ -136,7 +132,7 @@ async fn conversation(run: &mut Run<'_>, iteration: u32) -> Result<(), GameError
             .await?;
         let d = Draft::public("speech", &name, None, turn.text.clone())
             .with_data(json!({ "iteration": iteration }));
-        publish_statement(run, &stage, &mut turn, d).await?;
+        run.publish_turn(&stage, &mut turn, d).await?;
     }
     run.stage_done(&stage, t);
     Ok(())
@@ -208,8 +204,7 @@ async fn interaction(
     for actor in &names {
         let found: BTreeSet<&String> = out.investigated.values().flatten().collect();
         let clues: Vec<ClueChoice> = run
-            .args
-            .script
+            .script()
             .clues
             .iter()
             .filter(|c| available_in(c, stage_no) && !found.contains(&c.id))
@@ -278,21 +273,7 @@ async fn ask(
         Draft::public("question", asker, Some(target), question.clone()).with_data(data),
     )
     .await?;
-    let asker_name = asker.to_string();
-    let mut a = run
-        .request(target, |reply| CharacterMsg::Answer {
-            asker: asker_name,
-            question,
-            reply,
-        })
-        .await?;
-    let text = a.text.clone();
-    run.publish_turn(
-        stage,
-        &mut a,
-        Draft::public("answer", target, Some(asker), text),
-    )
-    .await
+    steps::answer(run, stage, asker, target, question).await
 }
 
 /// An Investigate: what the investigator says while searching (public), then the clue disclosed to all.
@@ -305,16 +286,14 @@ async fn investigate(
     data: serde_json::Value,
 ) -> Result<(), GameError> {
     let clue = run
-        .args
-        .script
+        .script()
         .clues
         .iter()
         .find(|c| c.id == id)
         .cloned()
         .ok_or_else(|| GameError::Protocol(format!("no clue `{id}` in the script")))?;
     let said = turn.text.clone();
-    publish_statement(
-        run,
+    run.publish_turn(
         stage,
         turn,
         Draft::public("investigation", investigator, None, said).with_data(data),
@@ -336,27 +315,15 @@ async fn investigate(
 /// The next stage of a multi-stage script: announced publicly, handed to each character privately (the
 /// character re-reads its script and, when it is too long, re-summarizes it).
 async fn release(run: &mut Run<'_>, stage_no: u32) -> Result<(), GameError> {
-    let stage = format!("stage_{stage_no}");
-    let t = run.stage_started(&stage);
-    run.host_says(&stage, None, run.lines().mirage_stage_released(stage_no))
-        .await?;
-    for name in run.names() {
-        let mut turn = run
-            .request(&name, |reply| CharacterMsg::Release {
-                act: stage_no,
-                reply,
-            })
-            .await?;
-        let line = run.lines().mirage_stage_handed(&name, stage_no);
-        run.publish_turn(
-            &stage,
-            &mut turn,
-            Draft::private("script", "host", &[&name], line).with_data(json!({ "act": stage_no })),
-        )
-        .await?;
-    }
-    run.stage_done(&stage, t);
-    Ok(())
+    let announcement = run.lines().mirage_stage_released(stage_no);
+    steps::release(
+        run,
+        &format!("stage_{stage_no}"),
+        stage_no,
+        announcement,
+        HostLines::mirage_stage_handed,
+    )
+    .await
 }
 
 /// (C) Accusations: every character names one other as the culprit, publicly, with a reason.
@@ -382,7 +349,7 @@ async fn accusations(run: &mut Run<'_>) -> Result<BTreeMap<String, String>, Game
             .ok_or_else(|| GameError::Protocol(format!("{accuser} accused nobody in the game")))?;
         let d = Draft::public("accusation", accuser, Some(&target), turn.text.clone())
             .with_data(json!({ "accused": target }));
-        publish_statement(run, "accusation", &mut turn, d).await?;
+        run.publish_turn("accusation", &mut turn, d).await?;
         accused.insert(accuser.clone(), target);
     }
     run.stage_done("accusation", t);
@@ -402,7 +369,7 @@ async fn vote(
         .filter(|n| accusations.values().any(|a| a == *n))
         .cloned()
         .collect();
-    let call = run.args.script.host().vote_call;
+    let call = run.script().host().vote_call;
     let list: Vec<&str> = accused.iter().map(String::as_str).collect();
     let lines = run.lines();
     let text = format!(
@@ -422,7 +389,7 @@ async fn vote(
             // The voter is the only accused: it chooses among everyone else (see the module doc).
             candidates = vote_candidates(voter, &names);
         }
-        let target = run.ballot("vote", voter, &call, candidates).await?;
+        let target = steps::ballot(run, "vote", voter, &call, candidates).await?;
         votes.insert(voter.clone(), target);
     }
     run.stage_done("vote", t);

@@ -8,32 +8,51 @@
 //! Decision: with several acts, the `n` rounds are played after every act (the WellPlay data gives
 //! discussion settings per stage), so a 2-act script plays `2n` rounds.
 
+use std::collections::BTreeMap;
+
+use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::host::{PlayOutcome, Run};
-use super::result::{majority_outcome, tally};
-use super::transcript::Draft;
-use super::GameError;
-use crate::agent::CharacterMsg;
+use crate::game::driver::{Driver, PlayOutcome};
+use crate::game::result::{majority_outcome, tally, MajorityOutcome, Winner};
+use crate::game::run::Run;
+use crate::game::steps;
+use crate::game::transcript::Draft;
+use crate::game::{GameError, HostLines, WellPlaySettings};
 
-/// Plays the WellPlay protocol to the reveal.
-pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
-    let s = run.args.protocol.wellplay;
-    run.distribute().await?;
+/// The WellPlay driver with its knobs.
+pub(crate) struct WellPlay(pub WellPlaySettings);
+
+impl Driver for WellPlay {
+    fn play<'r>(&'r self, run: &'r mut Run<'_>) -> BoxFuture<'r, Result<PlayOutcome, GameError>> {
+        Box::pin(play(self.0, run))
+    }
+}
+
+async fn play(s: WellPlaySettings, run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
+    steps::distribute(run).await?;
     // Self-introductions without the ThinkThrice initial questioning.
-    run.introductions(false).await?;
-    let acts = run.args.script.acts.max(1);
+    steps::introductions(run, false).await?;
+    let acts = run.script().acts.max(1);
     let mut round = 0;
     for act in 1..=acts {
         if act > 1 {
-            release(run, act).await?;
+            let announcement = run.lines().act_released(act);
+            steps::release(
+                run,
+                &format!("act_{act}"),
+                act,
+                announcement,
+                HostLines::act_handed,
+            )
+            .await?;
         }
         for _ in 0..s.rounds {
             round += 1;
             questioning_round(run, round, s.questions_per_round).await?;
         }
     }
-    let votes = run.vote().await?;
+    let votes = steps::vote(run).await?;
     let murderers = run.murderers();
     let counts = tally(run.names().iter().map(String::as_str), &votes);
     let majority = majority_outcome(&counts, &murderers);
@@ -47,28 +66,6 @@ pub(crate) async fn play(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
     })
 }
 
-/// Act `act` handed out: a public announcement, then each player's private hand-over.
-pub(crate) async fn release(run: &mut Run<'_>, act: u32) -> Result<(), GameError> {
-    let stage = format!("act_{act}");
-    let t = run.stage_started(&stage);
-    run.host_says(&stage, None, run.lines().act_released(act))
-        .await?;
-    for name in run.names() {
-        let mut turn = run
-            .request(&name, |reply| CharacterMsg::Release { act, reply })
-            .await?;
-        let line = run.lines().act_handed(&name, act);
-        run.publish_turn(
-            &stage,
-            &mut turn,
-            Draft::private("script", "host", &[&name], line).with_data(json!({ "act": act })),
-        )
-        .await?;
-    }
-    run.stage_done(&stage, t);
-    Ok(())
-}
-
 /// One round: every player asks `m` questions, in turn order; each is answered before the next.
 async fn questioning_round(run: &mut Run<'_>, round: u32, m: u32) -> Result<(), GameError> {
     let stage = format!("questioning_{round}");
@@ -77,17 +74,18 @@ async fn questioning_round(run: &mut Run<'_>, round: u32, m: u32) -> Result<(), 
         .await?;
     for asker in run.names() {
         for _ in 0..m {
-            run.exchange(&stage, &asker, None, round).await?;
+            steps::exchange(run, &stage, &asker, None, round).await?;
         }
     }
     run.stage_done(&stage, t);
     Ok(())
 }
 
+/// The outcome read out under the elimination rule.
 async fn reveal(
     run: &mut Run<'_>,
-    counts: &std::collections::BTreeMap<String, u32>,
-    majority: &super::MajorityOutcome,
+    counts: &BTreeMap<String, u32>,
+    majority: &MajorityOutcome,
 ) -> Result<(), GameError> {
     let t = run.stage_started("reveal");
     let murderers = run.murderers();
@@ -97,7 +95,7 @@ async fn reveal(
     let text = lines.eliminated(
         &lines.join(&e),
         &lines.join(&m),
-        majority.majority_winner == super::Winner::Civilians,
+        majority.majority_winner == Winner::Civilians,
     );
     run.publish(
         "reveal",
