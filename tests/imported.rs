@@ -1,7 +1,10 @@
 //! Imported datasets are playable, and validation reports every problem of a broken script.
-//! Tests that need `../shared/datasets` say so and pass when it is absent (a user's fresh checkout).
+//! Tests that need `../shared/datasets` say so and pass when it is absent (a user's fresh checkout), and
+//! fail under CI.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -10,16 +13,6 @@ use sleuth::game::{self, GameConfig, ProtocolSettings, ThinkThriceSettings};
 use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
 use sleuth::script::import::{mirage, wellplay};
 use sleuth::script::Script;
-
-fn datasets() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("skipped: ../shared/datasets not found");
-        None
-    }
-}
 
 async fn play_short(script: Script) -> game::GameResult {
     let gw = Gateway::start(
@@ -50,7 +43,7 @@ async fn play_short(script: Script) -> game::GameResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn imported_samples_play_a_thinkthrice_game() {
-    let Some(d) = datasets() else { return };
+    let Some(d) = common::datasets() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let mut scripts = Vec::new();
     for name in [
