@@ -207,7 +207,13 @@ fn check(script: &Script, g: &Played) {
             choice_for_players * c.repeats as usize,
             "{label}"
         );
-        assert!(c.overall.possible > 0, "{label}");
+        let possible: u32 = script
+            .choice
+            .iter()
+            .filter(|q| q.character.is_some())
+            .map(|q| q.category.points())
+            .sum();
+        assert_eq!(c.overall.possible, possible * c.repeats, "{label}");
     }
     if !script.factual.is_empty() {
         let answered: usize = r.factual.counts.values().sum();
