@@ -2,7 +2,7 @@
 //! multiple choice repeated for mean ± std, informed accuracy bounded by overall accuracy, MIRAGE's
 //! judge-based metrics present exactly when a judge is configured.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -139,10 +139,15 @@ async fn judge_calls_are_billed_to_evaluation_and_leave_gameplay_untouched() {
     }
 }
 
+/// Points a player can score per repeat on the night ferry's seven per-character questions: three
+/// objective (10 each), two reasoning (5 each), two relations (2 each).
+const FERRY_POINTS_PER_REPEAT: u32 = 3 * 10 + 2 * 5 + 2 * 2;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multiple_choice_is_asked_once_per_repeat() {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = night_ferry();
+    let transcript = dir.path().join("repeats.jsonl");
     let r = play(
         &script,
         GameConfig {
@@ -154,6 +159,7 @@ async fn multiple_choice_is_asked_once_per_repeat() {
             }),
             framework: Framework::Pp,
             eval_repeats: 3,
+            transcript_path: Some(transcript.clone()),
             ..GameConfig::default()
         },
         pricing(dir.path()),
@@ -165,14 +171,61 @@ async fn multiple_choice_is_asked_once_per_repeat() {
         .iter()
         .filter(|q| q.character.is_some())
         .count();
+    assert_eq!(per_repeat, 7);
     assert_eq!(c.repeats, 3);
     assert_eq!(c.overall.questions, 3 * per_repeat);
-    assert_eq!(c.repeat_scores.len(), 3);
-    let (mean, std) = c.score_mean_std().expect("mean and std");
-    assert!((0.0..=1.0).contains(&mean) && std >= 0.0);
+    assert_eq!(c.overall.possible, 3 * FERRY_POINTS_PER_REPEAT);
+
+    // Grade every recorded answer by hand: right only when exactly the true letters were chosen,
+    // worth its category's points. Each repeat's score is its points over the 44 possible.
+    let mut points = [0u32; 3];
+    let mut answers = [0usize; 3];
+    let text = std::fs::read_to_string(&transcript).expect("transcript");
+    for line in text.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        if e["kind"] != "choice_answer" {
+            continue;
+        }
+        let d = &e["data"];
+        let letters = |v: &serde_json::Value| -> BTreeSet<String> {
+            v.as_array()
+                .expect("a list of letters")
+                .iter()
+                .map(|l| l.as_str().expect("a letter").to_ascii_uppercase())
+                .collect()
+        };
+        let worth = match d["category"].as_str().expect("category") {
+            "objective" => 10,
+            "reasoning" => 5,
+            "relations" => 2,
+            other => panic!("unknown category {other}"),
+        };
+        let repeat = d["repeat"].as_u64().expect("repeat number") as usize - 1;
+        answers[repeat] += 1;
+        if letters(&d["chosen"]) == letters(&d["truth"]) {
+            points[repeat] += worth;
+        }
+    }
+    assert_eq!(answers, [per_repeat; 3], "every question once per repeat");
+    let xs: Vec<f64> = points
+        .iter()
+        .map(|&p| f64::from(p) / f64::from(FERRY_POINTS_PER_REPEAT))
+        .collect();
+    assert_eq!(c.repeat_scores, xs);
+    // The mean ± sample standard deviation (n − 1 = 2) the report prints for these three repeats.
+    let mean = (xs[0] + xs[1] + xs[2]) / 3.0;
+    let expected_std =
+        (((xs[0] - mean).powi(2) + (xs[1] - mean).powi(2) + (xs[2] - mean).powi(2)) / 2.0).sqrt();
+    let (m, std) = c.score_mean_std().expect("mean and std");
+    assert!((m - mean).abs() < 1e-12, "{m} vs {mean}");
+    assert!(
+        (std - expected_std).abs() < 1e-12,
+        "std {std} vs {expected_std} for repeat points {points:?}"
+    );
     // The summed tally and the repeats agree: each repeat has the same possible points.
     let summed = c.overall.score().expect("score");
     assert!((summed - mean).abs() < 1e-9, "{summed} vs {mean}");
+    assert_eq!(c.overall.points, points.iter().sum::<u32>());
     for (cat, accs) in &c.repeat_accuracy {
         assert_eq!(accs.len(), 3, "{cat}");
     }

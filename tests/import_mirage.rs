@@ -1,5 +1,8 @@
 //! Conformance of the MIRAGE importer with the real dataset layout, on the sample in
-//! `../shared/datasets/mirage-sample` (read at run time, never copied; skipped where it is absent).
+//! `../shared/datasets/mirage-sample` (read at run time, never copied; skipped where it is absent, a
+//! failure under CI).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -7,21 +10,11 @@ use sleuth::script::import::mirage::{import, MirageOptions};
 use sleuth::script::import::ImportError;
 use sleuth::script::{Role, Script};
 
-const SAMPLES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/datasets/mirage-sample"
-);
 const TITLE: &str = "The Eastern Star Cruise Ship";
 
-/// The sample script folder, or `None` (with a note) when the datasets are not there.
+/// The sample script folder; `None` (a note, or a failure under CI) when the datasets are not there.
 fn sample() -> Option<PathBuf> {
-    let dir = Path::new(SAMPLES).join(TITLE);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: ../shared/datasets not found");
-        None
-    }
+    common::datasets().map(|d| d.join("mirage-sample").join(TITLE))
 }
 
 fn default_opts() -> MirageOptions {

@@ -1,22 +1,16 @@
-//! Imports the WellPlay samples in `../shared/datasets/wellplay-sample` (skipped when absent) and checks
-//! the result against counts taken from the raw files.
+//! Imports the WellPlay samples in `../shared/datasets/wellplay-sample` (skipped when absent, a failure
+//! under CI) and checks the result against counts taken from the raw files.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
 use sleuth::script::import::wellplay;
 use sleuth::script::{Category, Script};
 
+/// The WellPlay samples; `None` (a note, or a failure under CI) when the datasets are not there.
 fn samples() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/datasets/wellplay-sample"
-    ));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: ../shared/datasets not found");
-        None
-    }
+    common::datasets().map(|d| d.join("wellplay-sample"))
 }
 
 /// Data rows of a sample CSV and how many of them have `type` b. Reads line by line (the sample files

@@ -1,7 +1,11 @@
 //! Imported datasets are playable, and validation reports every problem of a broken script.
-//! Tests that need `../shared/datasets` say so and pass when it is absent (a user's fresh checkout).
+//! Tests that need `../shared/datasets` say so and pass when it is absent (a user's fresh checkout), and
+//! fail under CI.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -10,16 +14,6 @@ use sleuth::game::{self, GameConfig, ProtocolSettings, ThinkThriceSettings};
 use sleuth::llm::{Gateway, GatewayConfig, Pricing, SimulatedProvider};
 use sleuth::script::import::{mirage, wellplay};
 use sleuth::script::Script;
-
-fn datasets() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("skipped: ../shared/datasets not found");
-        None
-    }
-}
 
 async fn play_short(script: Script) -> game::GameResult {
     let gw = Gateway::start(
@@ -50,7 +44,7 @@ async fn play_short(script: Script) -> game::GameResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn imported_samples_play_a_thinkthrice_game() {
-    let Some(d) = datasets() else { return };
+    let Some(d) = common::datasets() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let mut scripts = Vec::new();
     for name in [
@@ -116,29 +110,34 @@ fn validate_lists_every_problem_with_field_paths() {
     assert!(!out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error:")).collect();
-    let fields: std::collections::BTreeSet<&str> = errors
+    let fields: BTreeSet<String> = errors
         .iter()
         .filter_map(|l| l.split("field `").nth(1))
         .filter_map(|r| r.split('`').next())
+        .map(String::from)
         .collect();
-    assert!(
-        fields.len() >= 5,
-        "expected ≥ 5 distinct fields, got {fields:?}\n{stdout}"
-    );
-    for f in ["title", "truth.murderer", "characters[2].name"] {
-        assert!(fields.contains(f), "missing {f}: {fields:?}");
-    }
-    assert!(
-        fields
-            .iter()
-            .any(|f| f.starts_with("clues[") && f.ends_with(".about")),
-        "{fields:?}"
-    );
-    assert!(
-        fields
-            .iter()
-            .any(|f| f.starts_with("inferential[") && f.ends_with(".answer")),
-        "{fields:?}"
+    // Each edit is reported where it breaks something: the empty title, the unknown murderer, the
+    // duplicate name (characters[2] was Vivian Sloane), the clue about a stranger, the bad answer letter,
+    // and everything that still names Vivian Sloane (a clue, her 2 choice and 14 factual questions).
+    let mut expected: BTreeSet<String> = [
+        "title",
+        "truth.murderer",
+        "characters[2].name",
+        "clues[1].about",
+        "clues[5].about",
+        "inferential[0].answer",
+        "choice[2].character",
+        "choice[3].character",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    expected.extend((30..=43).map(|i| format!("factual[{i}].character")));
+    assert_eq!(fields, expected, "{stdout}");
+    assert_eq!(
+        errors.len(),
+        expected.len(),
+        "one error per field: {stdout}"
     );
     // Every line names the file, and the summary goes to stderr as one line.
     assert!(errors.iter().all(|l| l.contains("broken.toml")));

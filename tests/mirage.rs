@@ -1,7 +1,9 @@
 //! The MIRAGE protocol with the MIRAGE agent, end to end: on the imported MIRAGE sample (skipped with a
-//! note when `../shared/datasets` is absent), on sleuth's own scripts, across stage releases, with forced
+//! note when `../shared/datasets` is absent, a failure under CI), on sleuth's own scripts, across stage releases, with forced
 //! exposure, and through the real HTTP client against a mock server whose first reply is malformed (the
 //! Rerun module). Games are short — one or two iterations — so the file runs quickly on two cores.
+
+mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,21 +24,11 @@ use sleuth::mockllm::{MockConfig, MockServer};
 use sleuth::script::import::mirage::{import, MirageOptions};
 use sleuth::script::Script;
 
-const SAMPLE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/datasets/mirage-sample/The Eastern Star Cruise Ship"
-);
-
-/// The imported MIRAGE sample, or `None` (with a note) when the datasets are not there.
+/// The imported MIRAGE sample; `None` (a note, or a failure under CI) when the datasets are not there.
 fn eastern_star() -> Option<Script> {
-    let dir = Path::new(SAMPLE);
-    if !dir.is_dir() {
-        eprintln!("skipped: {SAMPLE} not found");
-        return None;
-    }
-    Some(import(dir, &MirageOptions::default()).expect("the MIRAGE sample imports"))
+    let dir = common::datasets()?.join("mirage-sample/The Eastern Star Cruise Ship");
+    Some(import(&dir, &MirageOptions::default()).expect("the MIRAGE sample imports"))
 }
-
 /// An example script with one factual question per character: evaluation runs but stays cheap.
 fn example(name: &str) -> Script {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
