@@ -17,7 +17,7 @@ pub enum ScriptCommand {
 }
 
 impl ScriptCommand {
-    /// Runs it.
+    /// Runs the subcommand; `validate` fails (exit status 1) when the script has an error-level problem.
     pub fn run(self) -> Result<()> {
         match self {
             ScriptCommand::Validate { path } => validate(&path),

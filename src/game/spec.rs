@@ -18,7 +18,7 @@ use crate::script::{Language, Script};
 /// Why a spec could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("not a game spec: {0}")]
+    #[error("not a game spec")]
     Json(#[from] serde_json::Error),
     #[error("unknown field `{0}` in the spec (a replay must play exactly what was recorded)")]
     UnknownField(String),
