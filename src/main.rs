@@ -1,12 +1,10 @@
 //! The `sleuth` binary: parse flags, set up logging, run, and turn an error into one line and an exit
 //! status. Everything else lives in the library.
 
-use clap::Parser;
-
 use sleuth::cli::{run, Cli};
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SLEUTH_LOG")

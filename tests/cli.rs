@@ -316,10 +316,33 @@ fn simulated_game_writes_a_consistent_transcript_and_result() {
         winner_line.contains(winner),
         "the summary's `{winner_line}` disagrees with result.json's winner {winner:?}"
     );
+    // Every player voted once, not for themselves, and vote_counts is the tally of the ballots.
     let votes = field(&r, "votes")
         .as_object()
         .expect("votes should be an object");
-    assert!(!votes.is_empty(), "nobody voted");
+    let counts = field(&r, "vote_counts")
+        .as_object()
+        .expect("vote_counts should be an object");
+    let players: Vec<&String> = counts.keys().collect();
+    assert_eq!(
+        votes.keys().collect::<Vec<_>>(),
+        players,
+        "every player votes once"
+    );
+    for (voter, target) in votes {
+        let target = target.as_str().expect("a vote names a player");
+        assert!(
+            target != voter && counts.contains_key(target),
+            "{voter} → {target}"
+        );
+    }
+    for (player, n) in counts {
+        let got = votes
+            .values()
+            .filter(|t| t.as_str() == Some(player))
+            .count();
+        assert_eq!(n.as_u64(), Some(got as u64), "votes counted for {player}");
+    }
     assert!(is_rate(field(&r, "murderer_detection_accuracy")));
     for key in ["own", "cq", "mq", "others"] {
         let v = field(&r, &format!("factual.{key}"));
@@ -428,4 +451,101 @@ fn script_validate_refuses_a_bad_script_in_one_line() {
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "stderr should be one line: {stderr}");
     assert_names(lines[0], &["error: ", "butler.toml", "characters[1].role"]);
+}
+
+/// transcript.jsonl without its wall-clock field.
+fn transcript_without_ts(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("transcript.jsonl"))
+        .expect("transcript.jsonl was written")
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).expect("transcript line is JSON");
+            v.as_object_mut().expect("event is an object").remove("ts");
+            v
+        })
+        .collect()
+}
+
+/// Runs `sleuth play ARGS` and asserts it fails with one `error: ` line; returns that line.
+fn play_refused(cwd: &Path, args: &[OsString]) -> String {
+    let out = run(sleuth(cwd).arg("play").args(args), CHILD_TIMEOUT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr should be one line: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    lines[0].to_string()
+}
+
+/// A game replayed from its result.json alone plays the same transcript to the same outcome; a spec
+/// refuses flags that would change the game, and a script edited since.
+#[test]
+fn a_game_replays_from_its_recorded_spec() {
+    let tmp = tempdir();
+    let script = tmp.path().join("ferry.toml");
+    std::fs::copy(night_ferry(), &script).expect("copy the example script");
+    let first = tmp.path().join("first");
+    let out = run(
+        sleuth(tmp.path())
+            .arg("play")
+            .arg(&script)
+            .args(["--modules", "mr,sv=1", "--rounds-before-clues", "1"])
+            .args(["--rounds-after-clues", "1", "--seed", "4", "--top-k", "5"])
+            .args(["--temperature", "0.7", "--out"])
+            .arg(&first),
+        CHILD_TIMEOUT,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = tmp.path().join("second");
+    let out = run(
+        sleuth(tmp.path())
+            .arg("play")
+            .arg("--spec")
+            .arg(first.join("result.json"))
+            .arg("--out")
+            .arg(&second),
+        CHILD_TIMEOUT,
+    );
+    assert!(
+        out.status.success(),
+        "replay failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t1 = transcript_without_ts(&first);
+    assert!(t1.len() > 50, "a game has many events");
+    assert_eq!(t1, transcript_without_ts(&second), "transcripts differ");
+    let outcome = |dir: &Path| {
+        let mut r = read_json(&dir.join("result.json"));
+        r.as_object_mut()
+            .expect("result is an object")
+            .remove("duration_seconds");
+        r
+    };
+    let r1 = outcome(&first);
+    assert_eq!(r1, outcome(&second), "outcomes differ");
+    assert_eq!(field(&r1, "spec.agent.top_k").as_u64(), Some(5));
+    assert_eq!(field(&r1, "spec.seed").as_u64(), Some(4));
+
+    // A bare spec works as well as a result; a flag that would change the game is refused.
+    let spec = tmp.path().join("spec.json");
+    std::fs::write(&spec, field(&r1, "spec").to_string()).expect("write spec.json");
+    let mut args = os(&["--seed", "5", "--spec"]);
+    args.push(spec.clone().into_os_string());
+    assert_names(&play_refused(tmp.path(), &args), &["--seed", "--spec"]);
+    let mut args = with_script(&script, &["--spec"]);
+    args.push(spec.clone().into_os_string());
+    assert_names(&play_refused(tmp.path(), &args), &["SCRIPT", "--spec"]);
+
+    // An edited script is refused, naming the file and both digests.
+    let recorded = field(&r1, "spec.script.digest").as_str().expect("digest");
+    let edited = edited_script(tmp.path(), "ferry.toml", "title = \"", "title = \"Edited: ");
+    assert_eq!(edited, script);
+    let mut args = os(&["--spec"]);
+    args.push(spec.into_os_string());
+    let line = play_refused(tmp.path(), &args);
+    assert_names(&line, &["ferry.toml", recorded, "changed"]);
 }

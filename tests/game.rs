@@ -65,6 +65,7 @@ async fn same_seed_same_flags_same_transcript() {
     }
     assert!(runs[0].0.len() > 100, "a game has many events");
     assert_eq!(runs[0].0, runs[1].0, "transcripts differ beyond timestamps");
+    assert_votes_sound(&example("glasshouse.toml"), &runs[0].1);
     assert_eq!(runs[0].1.votes, runs[1].1.votes);
     assert_eq!(runs[0].1.usage, runs[1].1.usage);
     // A different seed is a different game.
@@ -186,20 +187,48 @@ async fn openai_provider_against_faulty_mock_server_accounts_exactly() {
     server.shutdown().await;
 }
 
-/// A character that panics fails its game with a reason; the gateway and the process carry on and
-/// the next game plays normally.
+/// What a player of the game would check on the result: everyone voted exactly once, each for a
+/// candidate the protocol offered them, and the tally is the count of those ballots.
+fn assert_votes_sound(script: &sleuth::script::Script, r: &game::GameResult) {
+    let players: Vec<String> = script.characters.iter().map(|c| c.name.clone()).collect();
+    let voters: Vec<&String> = r.votes.keys().collect();
+    let mut expected: Vec<&String> = players.iter().collect();
+    expected.sort();
+    assert_eq!(voters, expected, "every player votes exactly once");
+    for (voter, target) in &r.votes {
+        assert!(
+            game::vote_candidates(voter, &players).contains(target),
+            "{voter} voted for {target}, who was not a candidate"
+        );
+    }
+    assert_eq!(
+        r.vote_counts,
+        game::tally(players.iter().map(String::as_str), &r.votes),
+        "vote_counts is the tally of the votes"
+    );
+}
+
+/// A character that panics fails its game with a reason, while a healthy game on the same gateway
+/// plays beside it and ends exactly as it does alone: the crash touches nothing outside its game.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashing_character_fails_only_its_game() {
     let gw = simulated_gateway().await;
     let script = example("night-ferry.toml");
     let victim = script.characters[1].name.clone();
-    let c = GameConfig {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let healthy = |name: &str| GameConfig {
+        transcript_path: Some(dir.path().join(name)),
+        ..config("mr", 1, SHORT)
+    };
+    let crashing = GameConfig {
         inject_panic: Some((victim.clone(), 2)),
         ..config("mr", 1, SHORT)
     };
-    let err = game::play(script.clone(), c, gw.clone())
-        .await
-        .expect_err("the game must fail");
+    let (crashed, beside) = tokio::join!(
+        game::play(script.clone(), crashing, gw.clone()),
+        game::play(script.clone(), healthy("beside.jsonl"), gw.clone()),
+    );
+    let err = crashed.expect_err("the game must fail");
     assert!(
         matches!(err, GameError::ActorLost(_) | GameError::ChildFailed { .. }),
         "{err:?}"
@@ -208,10 +237,19 @@ async fn a_crashing_character_fails_only_its_game() {
         err.to_string().contains(&victim),
         "the error names the crashed character: {err}"
     );
-    let r = game::play(script, config("mr", 1, SHORT), gw)
+    let beside = beside.expect("the healthy game completes");
+    assert_votes_sound(&script, &beside);
+    let alone = game::play(script.clone(), healthy("alone.jsonl"), gw)
         .await
-        .expect("the next game plays");
-    assert!(!r.votes.is_empty());
+        .expect("the game plays alone");
+    assert_eq!(
+        normalised(&dir.path().join("beside.jsonl")),
+        normalised(&dir.path().join("alone.jsonl")),
+        "the crash next door changed the healthy game's transcript"
+    );
+    assert_eq!(beside.votes, alone.votes);
+    assert_eq!(beside.winner, alone.winner);
+    assert_eq!(beside.usage, alone.usage);
 }
 
 /// With `--judge-model`, factual answers are graded by an LLM whose calls are accounted under the

@@ -1,5 +1,6 @@
-//! Games: the host's protocol, the game supervisor, the transcript and the result.
+//! Games: the host's protocol, the game supervisor, the transcript, the spec and the result.
 
+mod config;
 mod driver;
 mod drivers;
 mod host;
@@ -7,16 +8,17 @@ mod lines;
 mod protocol;
 mod result;
 mod run;
+mod spec;
 mod steps;
 mod supervisor;
 mod transcript;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use ractor::Actor;
 use tokio::sync::oneshot;
 
+pub use config::{EmbedderChoice, GameConfig, JudgeChoice, JUDGED_METRICS};
 pub use driver::PlayOutcome;
 pub use lines::HostLines;
 pub use protocol::{
@@ -29,9 +31,10 @@ pub use result::{
     GameResult, MajorityOutcome, MirageCharacterScores, MirageOutcome, MirageScores, PhaseUsage,
     Winner,
 };
+pub use spec::{GameSpec, ProviderSpec, ScriptRef, SpecError};
 pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
 
-use crate::agent::{AgentConfig, AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn};
+use crate::agent::{AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn};
 use crate::eval::{Judge, LlmJudge};
 use crate::llm::Gateway;
 use crate::memory::{GatewayEmbedder, HashingEmbedder, SharedEmbedder};
@@ -64,89 +67,6 @@ pub enum GameError {
     Config(String),
 }
 
-/// Which embedder the memory index uses.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum EmbedderChoice {
-    /// The local hashing embedder (no network).
-    #[default]
-    Hashing,
-    /// An embedding model through the gateway.
-    Remote(String),
-}
-
-/// How factual answers are judged.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JudgeChoice {
-    /// Lexical window-F1 with this pass mark.
-    Lexical { threshold: f64 },
-    /// An LLM judge with this model.
-    Llm(String),
-}
-
-impl Default for JudgeChoice {
-    fn default() -> Self {
-        JudgeChoice::Lexical {
-            threshold: crate::eval::DEFAULT_LEXICAL_THRESHOLD,
-        }
-    }
-}
-
-/// Everything one game needs besides the script and the gateway.
-#[derive(Debug, Clone)]
-pub struct GameConfig {
-    pub game_id: String,
-    pub seed: u64,
-    /// The protocol and its knobs.
-    pub protocol: ProtocolSettings,
-    /// Everyone's framework…
-    pub framework: Framework,
-    /// …except the murderers', when set (PLAYER* keeps the murderer's framework fixed across arms).
-    pub murderer_framework: Option<Framework>,
-    pub agent: AgentConfig,
-    /// The default judge of every metric.
-    pub judge: JudgeChoice,
-    /// Metric (`factual`, `rationale`, `mirage`) → LLM judge model, replacing the default for it.
-    pub judge_overrides: std::collections::BTreeMap<String, String>,
-    /// Times each WellPlay multiple-choice question is asked (PLAYER*: 3), for mean ± std.
-    pub eval_repeats: u32,
-    /// Minimum judge score (1-5) of a rationale for informed accuracy.
-    pub rationale_threshold: u8,
-    pub embedder: EmbedderChoice,
-    /// Where `transcript.jsonl` goes; in memory only when `None`.
-    pub transcript_path: Option<PathBuf>,
-    /// Replaces the built-in prompts (`DIR/<framework>/<lang>/<purpose>.j2`).
-    pub prompts_dir: Option<PathBuf>,
-    /// Prompt language; the script's own when `None`.
-    pub language: Option<crate::script::Language>,
-    pub progress: Option<indicatif::ProgressBar>,
-    /// Test hook: (character, request number) at which that character panics.
-    #[doc(hidden)]
-    pub inject_panic: Option<(String, u64)>,
-}
-
-impl Default for GameConfig {
-    fn default() -> Self {
-        GameConfig {
-            game_id: String::new(),
-            seed: 0,
-            protocol: ProtocolSettings::default(),
-            framework: Framework::ThinkThrice,
-            murderer_framework: None,
-            agent: AgentConfig::default(),
-            judge: JudgeChoice::default(),
-            judge_overrides: Default::default(),
-            eval_repeats: 3,
-            rationale_threshold: crate::eval::formulas::DEFAULT_RATIONALE_THRESHOLD,
-            embedder: EmbedderChoice::default(),
-            transcript_path: None,
-            prompts_dir: None,
-            language: None,
-            progress: None,
-            inject_panic: None,
-        }
-    }
-}
-
 /// The judge of each metric: factual answers, inferential rationales, MIRAGE's ICI and SCI.
 #[derive(Clone)]
 pub struct Judges {
@@ -174,58 +94,6 @@ impl Judges {
         ]
         .into_iter()
         .collect()
-    }
-}
-
-/// Metrics whose judge can be chosen separately (`--judge METRIC=MODEL`).
-pub const JUDGED_METRICS: &[&str] = &["factual", "rationale", "mirage"];
-
-impl GameConfig {
-    /// The judge of one metric: its override if any, else the default judge.
-    pub fn judge_for(&self, metric: &str) -> JudgeChoice {
-        match self.judge_overrides.get(metric) {
-            Some(model) => JudgeChoice::Llm(model.clone()),
-            None => self.judge.clone(),
-        }
-    }
-
-    /// The framework a character plays with.
-    pub fn framework_of(&self, script: &Script, character: &str) -> Framework {
-        match self.murderer_framework {
-            Some(f) if script.is_murderer(character) => f,
-            _ => self.framework,
-        }
-    }
-
-    /// Every framework in the game, without repeats.
-    pub fn frameworks(&self) -> Vec<Framework> {
-        let mut v = vec![self.framework];
-        if let Some(m) = self.murderer_framework.filter(|m| *m != self.framework) {
-            v.push(m);
-        }
-        v
-    }
-
-    /// Checks the combination before anything runs: each framework must be built for the protocol,
-    /// and the no-play references (PP, OP) cannot share a game with playing agents.
-    pub fn check(&self) -> Result<(), GameError> {
-        let protocol = self.protocol.protocol;
-        for f in self.frameworks() {
-            if !f.supports(protocol) {
-                let meant: Vec<&str> = f.protocols().iter().map(|p| p.as_str()).collect();
-                return Err(GameError::Config(format!(
-                    "framework `{f}` does not play the `{protocol}` protocol (it is meant for: {})",
-                    meant.join(", ")
-                )));
-            }
-        }
-        let plays: Vec<bool> = self.frameworks().iter().map(|f| f.plays()).collect();
-        if plays.contains(&true) && plays.contains(&false) {
-            return Err(GameError::Config(
-                "--murderer-framework: the no-play references pp and op cannot be mixed with playing frameworks".into(),
-            ));
-        }
-        Ok(())
     }
 }
 

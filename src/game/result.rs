@@ -340,6 +340,10 @@ pub struct GameResult {
     pub settings: serde_json::Value,
     pub events: usize,
     pub duration_seconds: f64,
+    /// What the game was played from: `sleuth play --spec result.json` replays it. Last, so that the
+    /// fields above keep their places; absent from results written before games recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<super::GameSpec>,
 }
 
 #[cfg(test)]

@@ -354,6 +354,7 @@ async fn run(
         settings,
         events: transcript.events().len(),
         duration_seconds: st.started.elapsed().as_secs_f64(),
+        spec: Some(c.spec(&args.script, args.gateway.provider())),
     })
 }
 

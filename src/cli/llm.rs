@@ -1,0 +1,119 @@
+//! The flags that choose a model and how to reach it, shared by every command that calls one.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+
+use crate::game::ProviderSpec;
+use crate::llm::{
+    GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SharedProvider, SimulatedProvider,
+};
+
+/// Which model to reach and how: shared by every command that calls a model.
+#[derive(Debug, Args)]
+pub struct LlmArgs {
+    /// `simulated` (in-process, no key) or `openai` (any OpenAI-compatible endpoint).
+    #[arg(long, default_value = "simulated")]
+    pub provider: String,
+    /// Model name; default `sim-1` for simulated, `gpt-4o-mini` for openai.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of the OpenAI-compatible API.
+    #[arg(long, default_value = "https://api.openai.com/v1")]
+    pub base_url: String,
+    /// Environment variable that holds the API key (never pass the key itself on the command line).
+    #[arg(long, default_value = crate::llm::DEFAULT_KEY_ENV)]
+    pub api_key_env: String,
+    /// Pricing table (USD per million tokens per model); the built-in one otherwise.
+    #[arg(long)]
+    pub pricing: Option<PathBuf>,
+    /// Added latency of the simulated provider, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub sim_latency_ms: u64,
+    /// Retries of a failed call (429, 5xx, timeout) before the game fails.
+    #[arg(long, default_value_t = 8)]
+    pub max_retries: u32,
+    /// First retry backoff in milliseconds (doubles per retry, with jitter; Retry-After wins if longer).
+    #[arg(long, default_value_t = 500)]
+    pub retry_base_ms: u64,
+    /// Per-attempt timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout_secs: u64,
+}
+
+impl LlmArgs {
+    /// The model `--model` names, or the provider's default.
+    pub(super) fn model(&self) -> String {
+        match (&self.model, self.provider.as_str()) {
+            (Some(m), _) => m.clone(),
+            (None, "openai") => "gpt-4o-mini".to_string(),
+            (None, _) => crate::llm::simulated::MODEL.to_string(),
+        }
+    }
+
+    /// The endpoint the flags name, as a spec records it: the base URL only where one is used.
+    pub(super) fn endpoint(&self) -> ProviderSpec {
+        ProviderSpec {
+            name: self.provider.clone(),
+            base_url: (self.provider == "openai").then(|| self.base_url.clone()),
+        }
+    }
+}
+
+/// The provider, the model name and the pricing table the flags ask for. Everything is checked here —
+/// the key's presence too — so that bad flags fail before any call.
+pub(super) fn provider_from(a: &LlmArgs) -> Result<(SharedProvider, String, Pricing)> {
+    let pricing = pricing(a)?;
+    Ok((provider(&a.endpoint(), a)?, a.model(), pricing))
+}
+
+/// The pricing table of `--pricing`, or the built-in one.
+pub(super) fn pricing(a: &LlmArgs) -> Result<Pricing> {
+    Ok(match &a.pricing {
+        Some(p) => Pricing::load(p)?,
+        None => Pricing::builtin(),
+    })
+}
+
+/// The provider of `endpoint` (from the flags, or from a recorded spec), with the client settings and
+/// the key's variable of the flags; a missing key fails here, before any call.
+pub(super) fn provider(endpoint: &ProviderSpec, a: &LlmArgs) -> Result<SharedProvider> {
+    Ok(match endpoint.name.as_str() {
+        "simulated" => Arc::new(SimulatedProvider {
+            latency: Duration::from_millis(a.sim_latency_ms),
+        }),
+        "openai" => {
+            let key = std::env::var(&a.api_key_env).map_err(|_| {
+                anyhow!(
+                    "--provider openai needs an API key in the environment variable {} (set it, or name another with --api-key-env)",
+                    a.api_key_env
+                )
+            })?;
+            let settings = OpenAiSettings {
+                base_url: endpoint
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| a.base_url.clone()),
+                api_key: key,
+                timeout: Duration::from_secs(a.timeout_secs),
+            };
+            Arc::new(OpenAiProvider::new(&settings)?)
+        }
+        other => {
+            bail!("unknown provider `{other}` in --provider (expected `simulated` or `openai`)")
+        }
+    })
+}
+
+/// Retries, backoff and timeout of the flags.
+pub(super) fn gateway_config(a: &LlmArgs) -> GatewayConfig {
+    GatewayConfig {
+        max_retries: a.max_retries,
+        backoff_base: Duration::from_millis(a.retry_base_ms),
+        timeout: Duration::from_secs(a.timeout_secs),
+        ..GatewayConfig::default()
+    }
+}

@@ -1,0 +1,67 @@
+//! `sleuth mock-llm`: the simulated model over an OpenAI-compatible HTTP API.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use crate::mockllm::{self, MockConfig};
+
+/// Flags of `sleuth mock-llm`.
+#[derive(Debug, Args)]
+pub struct MockArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8089")]
+    pub listen: SocketAddr,
+    /// Latency added to every request.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Share of requests answered with an injected 429 or 500 (with Retry-After).
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Requests beyond this many at once get 429.
+    #[arg(long)]
+    pub max_concurrency: Option<usize>,
+    /// Seed of the fault injector.
+    #[arg(long, default_value_t = 0)]
+    pub fault_seed: u64,
+    /// Retry-After sent with injected errors, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub retry_after_ms: u64,
+    /// Model names served (repeatable).
+    #[arg(long = "model", default_value = crate::llm::simulated::MODEL)]
+    pub models: Vec<String>,
+    /// Answer the first N chat completions with malformed output (tests the re-asking of unparseable
+    /// structured replies).
+    #[arg(long, default_value_t = 0)]
+    pub malformed_first: u64,
+}
+
+/// Serves until ctrl-c.
+pub(super) async fn run(a: MockArgs) -> Result<()> {
+    if !(0.0..=1.0).contains(&a.error_rate) {
+        bail!("--error-rate must be between 0 and 1, got {}", a.error_rate);
+    }
+    let config = MockConfig {
+        latency: Duration::from_millis(a.latency_ms),
+        error_rate: a.error_rate,
+        max_concurrency: a.max_concurrency,
+        fault_seed: a.fault_seed,
+        retry_after_ms: a.retry_after_ms,
+        models: a.models,
+        malformed_first: a.malformed_first,
+    };
+    let models = config.models.clone();
+    let server = mockllm::MockServer::start(a.listen, config).await?;
+    // The bound address, not the requested one: with port 0 the OS picks it and scripts read it here.
+    println!(
+        "sleuth mock-llm: serving {models:?} on {} (ctrl-c to stop)",
+        server.base_url()
+    );
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot wait for ctrl-c")?;
+    server.shutdown().await;
+    Ok(())
+}

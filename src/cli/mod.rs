@@ -1,0 +1,94 @@
+//! The command line: one module per subcommand, and the model flags they share (`llm`).
+//!
+//! Everything a run needs is checked before the first LLM call (script, framework, modules, provider
+//! key, pricing table, prompts), so bad input costs nothing. Library errors become one-line messages at
+//! this edge (anyhow).
+
+mod import;
+mod llm;
+mod mock_llm;
+mod play;
+mod questions;
+mod replay;
+mod report;
+mod script;
+mod summary;
+
+use anyhow::Result;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+pub use import::ImportCommand;
+pub use llm::LlmArgs;
+pub use mock_llm::MockArgs;
+pub use play::PlayArgs;
+pub use questions::{GenerateArgs, QuestionsCommand};
+pub use report::ReportArgs;
+pub use script::{summary, ScriptCommand};
+
+/// sleuth: plays LLM murder-mystery games (Jubensha) and evaluates the agents.
+#[derive(Debug, Parser)]
+#[command(name = "sleuth", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Play one game end to end and evaluate the agents.
+    Play(Box<PlayArgs>),
+    /// Serve the simulated model over an OpenAI-compatible HTTP API (for tests and load tests).
+    MockLlm(MockArgs),
+    /// Work with script files.
+    #[command(subcommand)]
+    Script(ScriptCommand),
+    /// Evaluation questions.
+    #[command(subcommand)]
+    Questions(QuestionsCommand),
+    /// Convert a public dataset's script into sleuth's format.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Tables and figures of the papers (Markdown, HTML, CSV, PNG, SVG) from finished games.
+    Report(ReportArgs),
+}
+
+impl Cli {
+    /// Parses the process's arguments (printing help, or a usage error and exiting, as clap does).
+    /// `play` also learns which flags were typed rather than left at their defaults: `--spec` replays a
+    /// recorded game and refuses any flag that would change it.
+    pub fn parse_args() -> Cli {
+        let mut command = Cli::command();
+        let matches = command.get_matches_mut();
+        let mut cli =
+            Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit());
+        if let (Command::Play(args), Some(m), Some(play)) = (
+            &mut cli.command,
+            matches.subcommand_matches("play"),
+            command.find_subcommand("play"),
+        ) {
+            args.typed = play
+                .get_arguments()
+                .filter(|a| m.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+                .map(|a| match a.get_long() {
+                    Some(long) => format!("--{long}"),
+                    None => a.get_id().as_str().to_uppercase(),
+                })
+                .collect();
+        }
+        cli
+    }
+}
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Play(args) => play::run(*args).await,
+        Command::MockLlm(args) => mock_llm::run(args).await,
+        Command::Script(cmd) => cmd.run(),
+        Command::Questions(QuestionsCommand::Generate(args)) => questions::generate(*args).await,
+        Command::Import(cmd) => import::run(cmd),
+        Command::Report(args) => report::run(&args),
+    }
+}
