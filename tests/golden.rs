@@ -80,8 +80,8 @@ async fn golden_line(
     }
     let mut outcome = serde_json::to_value(&r).expect("result serialises");
     let o = outcome.as_object_mut().expect("result is an object");
-    o.remove("duration_seconds");
-    o.remove("spec");
+    o.shift_remove("duration_seconds");
+    o.shift_remove("spec");
     let winner = match &r.winner {
         Some(w) => serde_json::to_value(w).expect("winner").to_string(),
         None => "-".into(),
