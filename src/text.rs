@@ -7,6 +7,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use sha2::{Digest, Sha256};
+
 /// Words too common to say anything about relevance. Kept short on purpose: over-eager stop lists
 /// throw away words like "who" and "when" that questions depend on for the judge. A `match` rather
 /// than a list: this runs for every word the simulated model reads.
@@ -341,6 +343,43 @@ impl Bm25 {
             .map(|t| self.idf(t))
             .sum();
         hit / total
+    }
+}
+
+/// Dimensions of [`hashed_vector`]s unless a caller asks for others. 256 keeps a 4-player game's memory
+/// small while leaving few collisions among the few thousand distinct terms a script uses.
+pub const HASHED_DIMS: usize = 256;
+
+/// Deterministic feature hashing of a text's [`terms`] and term pairs into `dims` dimensions,
+/// L2-normalised. Similar texts share terms, so cosine similarity approximates lexical overlap — a fair
+/// stand-in for a neural embedder when the job is to find what was said about a name, place or time.
+/// The memory's local embedder and the simulated model's embeddings are both this vector, so an
+/// embedding served over HTTP equals the one computed in process.
+pub fn hashed_vector(input: &str, dims: usize) -> Vec<f32> {
+    let mut v = vec![0.0f32; dims.max(1)];
+    let terms = terms(input);
+    let mut add = |feature: &str, weight: f32| {
+        let h = Sha256::digest(feature.as_bytes());
+        let idx =
+            u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]) as usize % v.len();
+        let sign = if h[8] & 1 == 0 { 1.0 } else { -1.0 };
+        v[idx] += sign * weight;
+    };
+    for t in &terms {
+        add(t, 1.0);
+    }
+    for w in terms.windows(2) {
+        add(&format!("{} {}", w[0], w[1]), 0.5);
+    }
+    normalize_l2(&mut v);
+    v
+}
+
+/// Scales a vector to unit length (leaves the zero vector alone).
+pub fn normalize_l2(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
     }
 }
 

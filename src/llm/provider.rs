@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 
 use super::simulated;
 use super::types::{ChatRequest, ChatResponse};
+use crate::text;
 
 /// Why one attempt failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -123,10 +124,12 @@ impl Provider for SimulatedProvider {
         inputs: &'a [String],
     ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
         Box::pin(async move {
-            let e = crate::memory::HashingEmbedder::default();
             let tokens = inputs.iter().map(|t| super::tokens::count(t)).sum();
             Ok(EmbedResponse {
-                vectors: inputs.iter().map(|t| e.embed_one(t)).collect(),
+                vectors: inputs
+                    .iter()
+                    .map(|t| text::hashed_vector(t, text::HASHED_DIMS))
+                    .collect(),
                 prompt_tokens: Some(tokens),
             })
         })

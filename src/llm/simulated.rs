@@ -32,7 +32,7 @@ use super::types::{ChatRequest, ChatResponse, ChatRole, OutputStyle, TokenLogpro
 
 /// The two-section reply format: the gateway parses it, this model writes it, agents build their format
 /// paragraph with [`sections_schema_line`] and read the THOUGHT with [`split_sections`].
-pub use super::gateway::{
+pub use super::sections::{
     parse_sections, sections_schema_line, split_sections, Sections, SECTIONS_SCHEMA_MARKER,
 };
 use crate::text::{self, Bm25};

@@ -4,18 +4,14 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use sha2::{Digest, Sha256};
 
 use crate::llm::{CallTags, Gateway, LlmError, Usage};
 use crate::text;
 
-/// Dimensions of the hashing embedder. 256 keeps a 4-player game's memory small while leaving few
-/// collisions among the few thousand distinct terms a script uses.
-pub const DEFAULT_DIMS: usize = 256;
+/// Dimensions of the hashing embedder: those of the text module's hashed vectors, which say why.
+pub const DEFAULT_DIMS: usize = text::HASHED_DIMS;
 
-/// Deterministic feature hashing of words, word pairs and CJK character n-grams, L2-normalised.
-/// Similar texts share terms, so cosine similarity approximates lexical overlap — a fair stand-in for a
-/// neural embedder when the memory's job is to find what was said about a name, place or time.
+/// The local embedder: [`text::hashed_vector`], which needs no key and no network.
 #[derive(Debug, Clone, Copy)]
 pub struct HashingEmbedder {
     pub dims: usize,
@@ -30,31 +26,7 @@ impl Default for HashingEmbedder {
 impl HashingEmbedder {
     /// The vector of one text.
     pub fn embed_one(&self, input: &str) -> Vec<f32> {
-        let mut v = vec![0.0f32; self.dims.max(1)];
-        let terms = text::terms(input);
-        let mut add = |feature: &str, weight: f32| {
-            let h = Sha256::digest(feature.as_bytes());
-            let idx = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]) as usize
-                % v.len();
-            let sign = if h[8] & 1 == 0 { 1.0 } else { -1.0 };
-            v[idx] += sign * weight;
-        };
-        for t in &terms {
-            add(t, 1.0);
-        }
-        for w in terms.windows(2) {
-            add(&format!("{} {}", w[0], w[1]), 0.5);
-        }
-        normalize(&mut v);
-        v
-    }
-}
-
-/// Scales a vector to unit length (leaves the zero vector alone).
-pub fn normalize(v: &mut [f32]) {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x /= n);
+        text::hashed_vector(input, self.dims)
     }
 }
 
@@ -98,7 +70,7 @@ impl Embedder for GatewayEmbedder {
             }
             let out = self.gateway.embed(&self.model, texts, tags.clone()).await?;
             let mut vs = out.vectors;
-            vs.iter_mut().for_each(|v| normalize(v));
+            vs.iter_mut().for_each(|v| text::normalize_l2(v));
             Ok((vs, out.usage))
         })
     }

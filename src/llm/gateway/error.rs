@@ -1,0 +1,48 @@
+//! What a caller gets back when a call gives no usable answer.
+
+use crate::llm::provider::ProviderError;
+use crate::llm::types::Usage;
+
+/// Why a call gave no usable answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    #[error("{purpose}: {provider} gave up after {attempts} attempts: {last}")]
+    Exhausted {
+        purpose: String,
+        provider: &'static str,
+        attempts: u32,
+        last: ProviderError,
+        usage: Usage,
+    },
+    #[error("{purpose}: {provider} refused the request: {error}")]
+    Refused {
+        purpose: String,
+        provider: &'static str,
+        error: ProviderError,
+        usage: Usage,
+    },
+    #[error(
+        "{purpose}: output could not be parsed as `{schema}` after {attempts} attempts: {reason}"
+    )]
+    Unparseable {
+        purpose: String,
+        schema: String,
+        attempts: u32,
+        reason: String,
+        usage: Usage,
+    },
+    #[error("the LLM gateway is not running")]
+    Unavailable,
+}
+
+impl LlmError {
+    /// What was spent before the call failed (failed parses still cost tokens).
+    pub fn usage(&self) -> Usage {
+        match self {
+            LlmError::Exhausted { usage, .. }
+            | LlmError::Refused { usage, .. }
+            | LlmError::Unparseable { usage, .. } => *usage,
+            LlmError::Unavailable => Usage::default(),
+        }
+    }
+}

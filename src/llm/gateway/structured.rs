@@ -1,0 +1,140 @@
+//! Structured output: parsing a reply in the style its schema asks for, and the re-ask that follows a
+//! reply that cannot be parsed.
+//!
+//! The rules of each style live in [`crate::llm::schema`] and [`crate::llm::sections`], shared with the
+//! simulated model; this module decides what the gateway does with a reply that breaks them.
+
+use serde_json::Value;
+
+use crate::llm::schema::parse_structured;
+use crate::llm::sections::{default_sections_format, parse_sections, SECTIONS_SCHEMA_MARKER};
+use crate::llm::types::{ChatRole, Message, OutputStyle, ResponseSchema};
+
+/// What a re-ask adds to the sample index, so that the model samples afresh rather than repeating the
+/// reply it could not use.
+const RERUN_SAMPLE_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The value of a reply, parsed in the style its schema asks for.
+pub(super) fn parse(content: &str, schema: &ResponseSchema) -> Result<Value, String> {
+    match schema.style {
+        OutputStyle::Json => parse_structured(content, &schema.schema),
+        OutputStyle::Sections => parse_sections(content, &schema.schema),
+    }
+}
+
+/// The messages of a re-ask: the original ones, the reply that could not be used and why, in the
+/// schema's style.
+pub(super) fn reask(
+    schema: &ResponseSchema,
+    original: &[Message],
+    bad: &str,
+    reason: &str,
+) -> Vec<Message> {
+    match schema.style {
+        OutputStyle::Json => rerun_messages(original, bad, reason),
+        OutputStyle::Sections => rerun_sections_messages(original, bad, reason, &schema.schema),
+    }
+}
+
+/// The sample index of a re-ask.
+pub(super) fn resample(sample: u64) -> u64 {
+    sample.wrapping_add(RERUN_SAMPLE_STEP)
+}
+
+/// The re-ask: the bad output and what was wrong with it, then the original final instruction again so
+/// that the question stays the last thing the model reads.
+fn rerun_messages(original: &[Message], bad: &str, reason: &str) -> Vec<Message> {
+    let mut msgs = original.to_vec();
+    let last_paragraph = original
+        .iter()
+        .rev()
+        .find(|m| m.role == ChatRole::User)
+        .and_then(|m| {
+            m.content
+                .split("\n\n")
+                .filter(|p| !p.trim().is_empty())
+                .last()
+        })
+        .unwrap_or("")
+        .to_string();
+    msgs.push(Message {
+        role: ChatRole::Assistant,
+        content: bad.to_string(),
+    });
+    msgs.push(Message::user(format!(
+        "Your previous reply could not be used ({reason}). Reply again with only a JSON object that follows the required schema.\n\n{last_paragraph}"
+    )));
+    msgs
+}
+
+/// The Sections re-ask. Asking for "only a JSON object" would contradict the format the prompt asked
+/// for, so the re-ask restates the two sections: the bad output and what was wrong, then the original
+/// question paragraph and the original format paragraph (in the prompt's own language), so that the
+/// question stays last but one and the format, with its schema line, last. A prompt without a format
+/// paragraph gets one written here from the schema.
+fn rerun_sections_messages(
+    original: &[Message],
+    bad: &str,
+    reason: &str,
+    schema: &Value,
+) -> Vec<Message> {
+    let last_user = original
+        .iter()
+        .rev()
+        .find(|m| m.role == ChatRole::User)
+        .map(|m| m.content.as_str())
+        .unwrap_or("");
+    let paragraphs: Vec<&str> = last_user
+        .split("\n\n")
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    let is_format = |p: &&str| {
+        p.lines()
+            .any(|l| l.trim_start().starts_with(SECTIONS_SCHEMA_MARKER))
+    };
+    let format = paragraphs
+        .iter()
+        .rev()
+        .find(|p| is_format(p))
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| default_sections_format(schema));
+    let question = paragraphs
+        .iter()
+        .rev()
+        .find(|p| !is_format(p))
+        .copied()
+        .unwrap_or("");
+    let mut msgs = original.to_vec();
+    msgs.push(Message {
+        role: ChatRole::Assistant,
+        content: bad.to_string(),
+    });
+    msgs.push(Message::user(format!(
+        "### Instructions\nYour previous reply could not be used ({reason}). Reply again in exactly two sections: `### THOUGHT:` with your reasoning, then `### RESPONSE:` with nothing but the response the format below asks for.\n\n{question}\n\n{format}"
+    )));
+    msgs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::sections::sections_schema_line;
+    use serde_json::json;
+
+    #[test]
+    fn a_sections_re_ask_without_a_format_paragraph_writes_one() {
+        let schema = json!({"type": "object", "properties": {"vote": {"type": "string", "enum": ["Ada", "Ben"]}}, "required": ["vote"]});
+        let msgs = rerun_sections_messages(
+            &[Message::user("Context.\n\nQuestion: who?")],
+            "Ada",
+            "no RESPONSE",
+            &schema,
+        );
+        let last = &msgs[2].content;
+        assert!(
+            last.contains("Question: who?\n\n### Reply format"),
+            "{last}"
+        );
+        assert!(last.ends_with(&sections_schema_line(&schema)), "{last}");
+    }
+}

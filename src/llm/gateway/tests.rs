@@ -1,0 +1,215 @@
+//! The gateway end to end, against a provider that answers from a script of outcomes.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::{Gateway, GatewayConfig, LlmError};
+use crate::llm::pricing::Pricing;
+use crate::llm::provider::{EmbedResponse, Provider, ProviderError};
+use crate::llm::sections::sections_schema_line;
+use crate::llm::tokens;
+use crate::llm::types::{
+    CallTags, ChatRequest, ChatResponse, ChatRole, Message, Phase, ResponseSchema, TokenUsage,
+};
+
+/// Answers from a script of outcomes, one per attempt, and records the requests it saw.
+struct Scripted {
+    outcomes: Mutex<Vec<Result<ChatResponse, ProviderError>>>,
+    seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn chat<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async move {
+            self.seen.lock().expect("lock").push(req.clone());
+            self.outcomes.lock().expect("lock").remove(0)
+        })
+    }
+    fn embed<'a>(
+        &'a self,
+        _m: &'a str,
+        _i: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+        Box::pin(async { Err(ProviderError::Decode("no embeddings here".into())) })
+    }
+}
+
+fn ok(content: &str, usage: Option<TokenUsage>) -> Result<ChatResponse, ProviderError> {
+    Ok(ChatResponse {
+        content: content.into(),
+        usage,
+        logprobs: None,
+    })
+}
+
+fn request(schema: Option<Value>) -> ChatRequest {
+    ChatRequest {
+        model: "m".into(),
+        messages: vec![
+            Message::system("sys"),
+            Message::user("Context.\n\nQuestion: who?"),
+        ],
+        temperature: 0.8,
+        top_p: 1.0,
+        max_tokens: 50,
+        schema: schema.map(|s| ResponseSchema::json("vote", s)),
+        logprobs: false,
+        sample: 1,
+    }
+}
+
+fn tags() -> CallTags {
+    CallTags {
+        game: "g".into(),
+        agent: "a".into(),
+        framework: "f".into(),
+        phase: Phase::Gameplay,
+        purpose: "vote".into(),
+    }
+}
+
+async fn gateway(outcomes: Vec<Result<ChatResponse, ProviderError>>) -> (Gateway, Arc<Scripted>) {
+    let p = Arc::new(Scripted {
+        outcomes: Mutex::new(outcomes),
+        seen: Mutex::new(Vec::new()),
+    });
+    let config = GatewayConfig {
+        backoff_base: Duration::from_millis(1),
+        backoff_max: Duration::from_millis(5),
+        ..Default::default()
+    };
+    (
+        Gateway::start(p.clone(), Pricing::default(), config)
+            .await
+            .expect("gateway starts"),
+        p,
+    )
+}
+
+#[tokio::test]
+async fn unparseable_output_is_counted_and_re_asked_with_the_question_last() {
+    let u = Some(TokenUsage {
+        prompt_tokens: 10,
+        completion_tokens: 3,
+        cached_tokens: 0,
+    });
+    let (gw, p) = gateway(vec![ok("I think Ada", u), ok("{\"vote\": \"Ada\"}", u)]).await;
+    let schema = json!({"type": "object", "properties": {"vote": {"type": "string", "enum": ["Ada", "Ben"]}}, "required": ["vote"]});
+    let out = gw
+        .chat(request(Some(schema)), tags())
+        .await
+        .expect("second attempt parses");
+    assert_eq!(out.json, Some(json!({"vote": "Ada"})));
+    assert_eq!(
+        (
+            out.usage.calls,
+            out.usage.parse_failures,
+            out.usage.prompt_tokens
+        ),
+        (2, 1, 20)
+    );
+    let seen = p.seen.lock().expect("lock");
+    let rerun = &seen[1].messages;
+    assert_eq!(rerun[2].role, ChatRole::Assistant);
+    assert_eq!(rerun[2].content, "I think Ada");
+    assert!(
+        rerun[3].content.ends_with("Question: who?"),
+        "{}",
+        rerun[3].content
+    );
+    assert_ne!(seen[0].sample, seen[1].sample, "a rerun samples afresh");
+}
+
+fn vote_schema() -> Value {
+    json!({"type": "object", "properties": {"vote": {"type": "string", "enum": ["Ada", "Ben"]}, "confidence": {"type": "integer", "minimum": 0, "maximum": 2}}, "required": ["vote"]})
+}
+
+#[tokio::test]
+async fn unparseable_sections_are_re_asked_in_the_section_format() {
+    let (gw, p) = gateway(vec![
+        ok("{\"vote\": \"Ada\"}", None),
+        ok("### THOUGHT: fine\n### RESPONSE: {\"vote\": \"Ada\"}", None),
+    ])
+    .await;
+    let schema = vote_schema();
+    let mut req = request(None);
+    let format = format!(
+        "### Reply format\nTwo sections, please.\n{}",
+        sections_schema_line(&schema)
+    );
+    req.messages[1].content = format!("Context.\n\nQuestion: who?\n\n{format}");
+    req.schema = Some(ResponseSchema::sections("vote", schema));
+    let out = gw.chat(req, tags()).await.expect("the rerun parses");
+    assert_eq!(out.json, Some(json!({"vote": "Ada"})));
+    assert_eq!(out.usage.parse_failures, 1);
+    let seen = p.seen.lock().expect("lock");
+    let rerun = &seen[1].messages[3].content;
+    assert!(rerun.contains("### RESPONSE:"), "{rerun}");
+    assert!(!rerun.contains("only a JSON object"), "{rerun}");
+    assert!(
+        rerun.ends_with(&format),
+        "the format paragraph comes last: {rerun}"
+    );
+    assert!(
+        rerun.contains("Question: who?\n\n### Reply format"),
+        "{rerun}"
+    );
+}
+
+#[tokio::test]
+async fn transient_errors_are_retried_after_the_servers_wait() {
+    let wait = Some(Duration::from_millis(40));
+    let (gw, p) = gateway(vec![
+        Err(ProviderError::RateLimited { retry_after: wait }),
+        Err(ProviderError::Server {
+            status: 503,
+            retry_after: wait,
+        }),
+        ok("fine", None),
+    ])
+    .await;
+    let started = std::time::Instant::now();
+    let out = gw
+        .chat(request(None), tags())
+        .await
+        .expect("third attempt succeeds");
+    assert!(
+        started.elapsed() >= Duration::from_millis(80),
+        "honoured Retry-After twice: {:?}",
+        started.elapsed()
+    );
+    assert_eq!((out.usage.calls, out.usage.retries), (1, 2));
+    // No usage reported: counted locally with tiktoken.
+    assert_eq!(out.usage.completion_tokens, tokens::count("fine"));
+    assert_eq!(
+        out.usage.prompt_tokens,
+        tokens::count_messages(&p.seen.lock().expect("lock")[2].messages)
+    );
+}
+
+#[tokio::test]
+async fn refusals_are_not_retried() {
+    let (gw, p) = gateway(vec![
+        Err(ProviderError::Refused {
+            status: 401,
+            message: "bad key".into(),
+        }),
+        ok("never", None),
+    ])
+    .await;
+    let err = gw
+        .chat(request(None), tags())
+        .await
+        .expect_err("401 is final");
+    assert!(matches!(err, LlmError::Refused { .. }), "{err:?}");
+    assert_eq!(p.seen.lock().expect("lock").len(), 1);
+}

@@ -1,0 +1,49 @@
+//! The server's totals: what a test compares with what a client accounted.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+/// Totals since the server started. `requests` counts every request to the two POST endpoints; `ok`
+/// counts the successful ones; token totals come from successful answers only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MockStats {
+    pub requests: u64,
+    pub ok: u64,
+    pub rate_limited: u64,
+    pub server_errors: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Successful chat completions answered with [`super::MALFORMED_REPLY`].
+    #[serde(default)]
+    pub malformed: u64,
+}
+
+/// Live totals; atomics so concurrent requests never contend on a lock for bookkeeping.
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) requests: AtomicU64,
+    pub(super) ok: AtomicU64,
+    pub(super) rate_limited: AtomicU64,
+    pub(super) server_errors: AtomicU64,
+    pub(super) prompt_tokens: AtomicU64,
+    pub(super) completion_tokens: AtomicU64,
+    pub(super) malformed: AtomicU64,
+    /// Chat completions that reached the model so far (the malformed-output fault counts these).
+    pub(super) malformed_slots: AtomicU64,
+}
+
+impl Counters {
+    pub(super) fn snapshot(&self) -> MockStats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        MockStats {
+            requests: get(&self.requests),
+            ok: get(&self.ok),
+            rate_limited: get(&self.rate_limited),
+            server_errors: get(&self.server_errors),
+            prompt_tokens: get(&self.prompt_tokens),
+            completion_tokens: get(&self.completion_tokens),
+            malformed: get(&self.malformed),
+        }
+    }
+}
