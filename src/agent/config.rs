@@ -2,7 +2,6 @@
 
 use super::modules::Modules;
 use super::prompts::PromptError;
-use super::view::ViewError;
 use crate::llm::{LlmError, Usage};
 use crate::memory::MemoryError;
 
@@ -48,11 +47,6 @@ pub enum AgentError {
     Memory(#[from] MemoryError),
     #[error(transparent)]
     Prompt(#[from] PromptError),
-    #[error(transparent)]
-    View(#[from] ViewError),
-    /// The omniscient reference was started without every character's script.
-    #[error("the op framework needs every character's script (an omniscient view)")]
-    NotOmniscient,
     /// The protocol asked for something the framework does not do (the CLI refuses such pairs first).
     #[error("the {framework} framework cannot {request}")]
     Unsupported {

@@ -4,14 +4,18 @@
 //! [`Agent`] and its `PURPOSES`), its name in [`Framework`] (`framework.rs`), and one line in
 //! [`entry`] below. Nothing else dispatches on the framework.
 
-use super::config::AgentError;
 use super::framework::Framework;
 use super::interface::Agent;
 use super::view::OmniscientView;
 use super::{mirage, ocot, player, reference, thinkthrice, werewolf};
 
+/// The omniscient reference was started without every character's script.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the op framework needs every character's script (an omniscient view)")]
+pub(super) struct NotOmniscient;
+
 /// Builds a framework's agent; only the omniscient reference takes the omniscient view.
-type Build = fn(Option<OmniscientView>) -> Result<Box<dyn Agent>, AgentError>;
+type Build = fn(Option<OmniscientView>) -> Result<Box<dyn Agent>, NotOmniscient>;
 
 /// A framework's gameplay prompts (`prompts/<framework>/<lang>/<purpose>.j2`) and its agent.
 fn entry(f: Framework) -> (&'static [&'static str], Build) {
@@ -29,12 +33,12 @@ fn entry(f: Framework) -> (&'static [&'static str], Build) {
 /// An agent that starts from its default state and sees only its character's view.
 fn plain<A: Agent + Default + 'static>(
     _: Option<OmniscientView>,
-) -> Result<Box<dyn Agent>, AgentError> {
+) -> Result<Box<dyn Agent>, NotOmniscient> {
     Ok(Box::<A>::default())
 }
 
-fn omniscient(view: Option<OmniscientView>) -> Result<Box<dyn Agent>, AgentError> {
-    let view = view.ok_or(AgentError::NotOmniscient)?;
+fn omniscient(view: Option<OmniscientView>) -> Result<Box<dyn Agent>, NotOmniscient> {
+    let view = view.ok_or(NotOmniscient)?;
     Ok(Box::new(reference::Omniscient::new(view)))
 }
 
@@ -42,7 +46,7 @@ fn omniscient(view: Option<OmniscientView>) -> Result<Box<dyn Agent>, AgentError
 pub(super) fn build(
     framework: Framework,
     omniscient: Option<OmniscientView>,
-) -> Result<Box<dyn Agent>, AgentError> {
+) -> Result<Box<dyn Agent>, NotOmniscient> {
     (entry(framework).1)(omniscient)
 }
 

@@ -10,6 +10,13 @@
 //! This module is the only one under `agent` that reads a [`Script`]; the views are built where the
 //! characters are spawned (the game supervisor).
 //!
+//! ```
+//! # fn read(view: &sleuth::agent::CharacterView) {
+//! let _own = view.secrets(); // the character's own secrets: its player reads them
+//! let _cast = view.cast(); // everyone's name and public introduction
+//! # }
+//! ```
+//!
 //! ```compile_fail
 //! # fn leak(view: &sleuth::agent::CharacterView) {
 //! // The view carries no truth: there is no script, no other character's secrets, no answer key.
@@ -361,11 +368,6 @@ mod tests {
                 if !me.is_murderer() && !script.truth.narrative.trim().is_empty() {
                     assert!(!seen.contains(script.truth.narrative.trim()));
                 }
-                for q in &script.factual {
-                    if q.character != me.name && q.answer.len() > 24 {
-                        assert!(!seen.contains(&q.answer), "{file}: answer key {}", q.answer);
-                    }
-                }
             }
         }
     }
@@ -374,14 +376,18 @@ mod tests {
     fn later_acts_are_out_of_reach_until_released() {
         let mut script = example("night-ferry.toml");
         script.acts = 3;
-        script.characters[0].acts = vec!["Act one.".into(), "Act two.".into(), "Act three.".into()];
+        script.characters[0].acts = vec![
+            "Act one.".into(),
+            "Act Zebra-Two.".into(),
+            "Act three.".into(),
+        ];
         let name = script.characters[0].name.clone();
         let mut view = CharacterView::of(&script, &name).expect("character exists");
         assert_eq!(view.acts(), ["Act one."]);
-        assert!(!view.facts().iter().any(|f| f.contains("two")));
+        assert!(!view.facts().iter().any(|f| f.contains("Zebra-Two")));
         view.release(2);
         assert_eq!(view.acts().len(), 2);
-        assert!(view.facts().iter().any(|f| f.contains("two")));
+        assert!(view.facts().iter().any(|f| f.contains("Zebra-Two")));
         view.release(1);
         assert_eq!(view.acts_released(), 2, "acts are never taken back");
         view.release_all();

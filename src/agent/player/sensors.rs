@@ -11,7 +11,7 @@ use crate::script::Language;
 
 /// The sensor definitions, compiled in: the sensors are part of the framework, not of a prompt set, so
 /// `--prompts-dir` replaces the templates but not these.
-const SENSORS_TOML: &str = include_str!("../../../prompts/player/sensors.toml");
+pub(super) const SENSORS_TOML: &str = include_str!("../../../prompts/player/sensors.toml");
 const SENSORS_PATH: &str = "prompts/player/sensors.toml";
 
 #[derive(Debug, Clone, Deserialize)]
@@ -93,9 +93,9 @@ impl Sensor {
 /// Why `sensors.toml` was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}: {}", SENSORS_PATH, .0)]
-struct SensorFileError(String);
+pub(super) struct SensorFileError(String);
 
-fn parse_sensors(text: &str) -> Result<Vec<Sensor>, SensorFileError> {
+pub(super) fn parse_sensors(text: &str) -> Result<Vec<Sensor>, SensorFileError> {
     let file: SensorFile =
         toml::from_str(text).map_err(|e| SensorFileError(e.to_string().trim().to_string()))?;
     validate_sensors(&file.sensors).map_err(SensorFileError)?;

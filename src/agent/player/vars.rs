@@ -86,6 +86,8 @@ pub(super) struct VotePrompt<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sensors::{parse_sensors, SENSORS_TOML};
+    use super::super::PURPOSES;
     use super::*;
     use crate::agent::prompts::{PromptError, Prompts};
     use crate::script::{option_letter, Language};
