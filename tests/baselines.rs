@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use sleuth::agent::{AgentConfig, Character, CharacterArgs, CharacterMsg, Framework, Turn};
+use sleuth::agent::{
+    AgentConfig, Character, CharacterArgs, CharacterMsg, CharacterView, Framework, Turn,
+};
 use sleuth::game::{
     self, GameConfig, GameResult, ProtocolSettings, ThinkThriceSettings, WellPlaySettings,
 };
@@ -334,10 +336,10 @@ async fn drive(
         .await
         .expect("memory index starts");
     let args = CharacterArgs {
-        name: name.to_string(),
         framework,
         protocol: config.protocol,
-        script: script.clone(),
+        view: CharacterView::of(&script, name).expect("the character is in the script"),
+        omniscient: None,
         config: AgentConfig::default(),
         gateway: simulated_gateway().await,
         memory: memory.clone(),

@@ -8,41 +8,22 @@
 use minijinja::context;
 use serde_json::{json, Value};
 
-use super::character::{schema, State, TurnBuilder};
-use super::AgentError;
+use super::config::AgentError;
+use super::context::{schema, Context};
 use crate::llm::Phase;
 use crate::script::option_letter;
 
-/// The prompts of the no-play references PP and OP: only their system prompt differs from the shared
-/// evaluation prompts.
-pub const REFERENCE_PURPOSES: &[&str] = &["system"];
-
-/// Token budget of a factual answer: the judge compares short answers.
-fn factual_budget(st: &State) -> u32 {
-    st.args.config.eval_max_tokens
-}
-
 /// A factual question, answered briefly.
-pub(super) async fn factual(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    question: &str,
-) -> Result<String, AgentError> {
-    let memory = st.recall_texts(turn, question, Phase::Evaluation).await?;
-    let user = st.args.prompts.render(
+pub async fn factual(cx: &mut Context, question: &str) -> Result<String, AgentError> {
+    let memory = cx.recall_texts(question, Phase::Evaluation).await?;
+    let user = cx.prompts().render(
         "answer_factual",
         context! { memory => memory, question => question },
     )?;
-    let budget = factual_budget(st);
-    let (text, _) = st
-        .call(
-            turn,
-            "answer_factual",
-            user,
-            budget,
-            None,
-            Phase::Evaluation,
-        )
+    // The judge compares short answers.
+    let budget = cx.config().eval_max_tokens;
+    let (text, _) = cx
+        .call("answer_factual", user, budget, None, Phase::Evaluation)
         .await?;
     Ok(text)
 }
@@ -59,21 +40,19 @@ pub(super) fn lettered(options: &[String]) -> (Vec<String>, Vec<Value>) {
 }
 
 /// An inferential multiple-choice question (ThinkThrice §5.2): one letter and a rationale.
-pub(super) async fn inferential(
-    st: &mut State,
-    turn: &mut TurnBuilder,
+pub async fn inferential(
+    cx: &mut Context,
     question: &str,
     options: &[String],
 ) -> Result<(String, String), AgentError> {
     let query = format!("{question} {}", options.join(" "));
-    let memory = st.recall_texts(turn, &query, Phase::Evaluation).await?;
+    let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
     let (letters, opts) = lettered(options);
-    let user = st.args.prompts.render(
+    let user = cx.prompts().render(
         "answer_inferential",
         context! { memory => memory, question => question, options => opts, multiple => false },
     )?;
-    st.pick(
-        turn,
+    cx.pick(
         "answer_inferential",
         user,
         ("answer", &letters),
@@ -86,24 +65,22 @@ pub(super) async fn inferential(
 
 /// A WellPlay multiple-choice question (PLAYER* §4): one letter, or with `multiple` a set of letters of
 /// which every right one must be chosen. Returns the letters (sorted, unique) and the reason given.
-pub(super) async fn choice(
-    st: &mut State,
-    turn: &mut TurnBuilder,
+pub async fn choice(
+    cx: &mut Context,
     question: &str,
     options: &[String],
     multiple: bool,
 ) -> Result<(Vec<String>, String), AgentError> {
     let query = format!("{question} {}", options.join(" "));
-    let memory = st.recall_texts(turn, &query, Phase::Evaluation).await?;
+    let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
     let (letters, opts) = lettered(options);
-    let user = st.args.prompts.render(
+    let user = cx.prompts().render(
         "answer_choice",
         context! { memory => memory, question => question, options => opts, multiple => multiple },
     )?;
     if !multiple {
-        let (letter, reason) = st
+        let (letter, reason) = cx
             .pick(
-                turn,
                 "answer_choice",
                 user,
                 ("answer", &letters),
@@ -121,8 +98,8 @@ pub(super) async fn choice(
             "reason": {"type": "string"}
         }, "required": ["answers", "reason"], "additionalProperties": false}),
     );
-    let (_, v) = st
-        .call(turn, "answer_choice", user, 150, Some(s), Phase::Evaluation)
+    let (_, v) = cx
+        .call("answer_choice", user, 150, Some(s), Phase::Evaluation)
         .await?;
     let v = v.unwrap_or(Value::Null);
     let mut chosen: Vec<String> = v["answers"]

@@ -1,7 +1,8 @@
 //! Agent frameworks: who decides what a character says (PROTOCOLS.md §2-§4).
 //!
 //! Every framework plays through the same `Character` actor and the same gateway, so a comparison of
-//! frameworks differs only in the decisions, never in the accounting.
+//! frameworks differs only in the decisions, never in the accounting. Each framework's agent and
+//! prompts are registered in `registry.rs` (which also defines [`Framework::purposes`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -79,18 +80,6 @@ impl Framework {
     /// Whether it can play under `protocol`.
     pub fn supports(self, protocol: Protocol) -> bool {
         self.protocols().contains(&protocol)
-    }
-
-    /// The gameplay prompts of this framework (`prompts/<framework>/<lang>/<purpose>.j2`).
-    pub fn purposes(self) -> &'static [&'static str] {
-        match self {
-            Framework::ThinkThrice => super::character::PURPOSES,
-            Framework::Player => super::player::PURPOSES,
-            Framework::Werewolf => super::werewolf::PURPOSES,
-            Framework::Ocot => super::ocot::PURPOSES,
-            Framework::Pp | Framework::Op => super::answers::REFERENCE_PURPOSES,
-            Framework::Mirage => super::mirage::PURPOSES,
-        }
     }
 }
 

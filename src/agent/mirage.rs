@@ -25,7 +25,8 @@
 use minijinja::context;
 use serde_json::{json, Map, Value};
 
-use super::character::{ClueChoice, State, TurnBuilder};
+use super::context::Context;
+use super::interface::{Agent, AgentFuture, ClueChoice};
 use super::AgentError;
 use crate::llm::{
     sections_schema_line, split_sections, tokens, LlmError, Phase, ResponseSchema, Usage,
@@ -59,9 +60,9 @@ const CHOICE_TOKENS: u32 = 200;
 /// A running history summary is never given less than this, whatever the cap.
 const MIN_HISTORY_SUMMARY_TOKENS: u64 = 64;
 
-/// Per-character state of the framework.
+/// The MIRAGE agent and its state.
 #[derive(Debug, Default)]
-pub struct MirageState {
+pub struct Mirage {
     /// The system prompt built on the script summary, used by gameplay calls instead of the full script;
     /// `None` while the script fits under the cap.
     brief: Option<String>,
@@ -89,60 +90,6 @@ fn unusable(purpose: &str, reason: String) -> AgentError {
         reason,
         usage: Usage::default(),
     })
-}
-
-/// One gameplay call in the two-section format: the prompt, then the format paragraph with the
-/// RESPONSE's schema line (the gateway's re-ask and the simulated model both find it there). The
-/// THOUGHT is recorded as a private step; the checked RESPONSE value is returned.
-async fn sections_call(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    purpose: &str,
-    prompt: String,
-    schema: Value,
-    max_tokens: u32,
-) -> Result<Value, AgentError> {
-    let format = st.args.prompts.render(
-        "format",
-        context! { text => schema == text_schema(), schema_line => sections_schema_line(&schema) },
-    )?;
-    // The format must stay one paragraph: the re-ask and the simulated model split prompts at blank
-    // lines.
-    let format: Vec<&str> = format.lines().filter(|l| !l.trim().is_empty()).collect();
-    let user = format!("{prompt}\n\n{}", format.join("\n"));
-    let request_schema = ResponseSchema::sections(purpose, schema);
-    let full = st
-        .mirage
-        .brief
-        .clone()
-        .map(|brief| std::mem::replace(&mut st.system, brief));
-    let r = st
-        .call(
-            turn,
-            purpose,
-            user,
-            max_tokens,
-            Some(request_schema),
-            Phase::Gameplay,
-        )
-        .await;
-    if let Some(full) = full {
-        st.system = full;
-    }
-    let (content, value) = r?;
-    let thought = split_sections(&content)
-        .map(|s| s.thought)
-        .unwrap_or_default();
-    if !thought.is_empty() {
-        let name = st.name().to_string();
-        turn.step(
-            "thought",
-            &name,
-            thought,
-            Some(json!({ "purpose": purpose })),
-        );
-    }
-    value.ok_or_else(|| unusable(purpose, "the reply carried no RESPONSE value".into()))
 }
 
 /// The text of a free-text RESPONSE.
@@ -176,72 +123,6 @@ fn fit(text: &str, cap: u64) -> String {
     }
 }
 
-/// Summarization of the script: measures the released script and, when it is over the cap, summarizes
-/// it and switches gameplay calls to a system prompt built on the summary. Runs once per release.
-async fn prepare(st: &mut State, turn: &mut TurnBuilder) -> Result<(), AgentError> {
-    if st.mirage.prepared_for == Some(st.acts_released) {
-        return Ok(());
-    }
-    st.mirage.prepared_for = Some(st.acts_released);
-    st.mirage.brief = None;
-    let cap = st.args.protocol.mirage.script_summary_tokens;
-    let length = tokens::count(&st.system);
-    if cap == 0 || length <= u64::from(cap) {
-        return Ok(());
-    }
-    let others: Vec<&str> = st
-        .args
-        .script
-        .characters
-        .iter()
-        .map(|c| c.name.as_str())
-        .filter(|n| *n != st.name())
-        .collect();
-    let prompt = st.args.prompts.render(
-        "summarize_script",
-        context! { name => st.name(), cap => cap, victims => st.victim_names(), others => others },
-    )?;
-    let v = sections_call(
-        st,
-        turn,
-        "summarize_script",
-        prompt,
-        text_schema(),
-        cap + THOUGHT_TOKENS,
-    )
-    .await?;
-    let summary = fit(&text_of(&v), u64::from(cap));
-    let name = st.name().to_string();
-    turn.step(
-        "summary",
-        &name,
-        summary.clone(),
-        Some(json!({
-            "of": "script",
-            "acts": st.acts_released,
-            "script_tokens": length,
-            "summary_tokens": tokens::count(&summary),
-        })),
-    );
-    let s = &st.args.script;
-    let victims: Vec<&str> = s.victims.iter().map(|v| v.name.as_str()).collect();
-    let cast: Vec<Value> = s
-        .characters
-        .iter()
-        .map(|c| json!({"name": c.name, "public": c.public}))
-        .collect();
-    let brief = st.args.prompts.render(
-        "system_summary",
-        context! {
-            name => name, title => s.title, murderer => st.murderer, premise => s.premise,
-            victims => victims, cast => cast, summary => summary,
-            force_expose => st.args.protocol.mirage.force_expose,
-        },
-    )?;
-    st.mirage.brief = Some(brief);
-    Ok(())
-}
-
 /// Where to cut `records` so that the newest whole events after the cut fit in `keep` tokens: the
 /// index of the first record kept (`records.len()` when even the newest event does not fit).
 fn split_point(records: &[Recalled], sizes: &[u64], keep: u64) -> usize {
@@ -264,332 +145,479 @@ fn split_point(records: &[Recalled], sizes: &[u64], keep: u64) -> usize {
     cut
 }
 
-/// The history block of a prompt: the running summary, then everything seen since, in order —
-/// summarizing the older part first when it is over the cap.
-async fn history_block(st: &mut State, turn: &mut TurnBuilder) -> Result<String, AgentError> {
-    let records = st.history(st.mirage.summarized_until).await?;
-    let cap = u64::from(st.args.protocol.mirage.history_tokens);
-    let sizes: Vec<u64> = records.iter().map(|r| tokens::count(&r.text)).collect();
-    let total: u64 = sizes.iter().sum();
-    let mut from = 0;
-    if cap > 0 && total > cap {
-        let budget = (cap / 2).max(MIN_HISTORY_SUMMARY_TOKENS);
-        let cut = split_point(&records, &sizes, cap / 2);
-        if cut > 0 {
-            summarize_history(st, turn, &records[..cut], budget).await?;
-            from = cut;
+impl Mirage {
+    /// One gameplay call in the two-section format: the prompt, then the format paragraph with the
+    /// RESPONSE's schema line (the gateway's re-ask and the simulated model both find it there). The
+    /// THOUGHT is recorded as a private step; the checked RESPONSE value is returned.
+    async fn sections_call(
+        &self,
+        cx: &mut Context,
+        purpose: &str,
+        prompt: String,
+        schema: Value,
+        max_tokens: u32,
+    ) -> Result<Value, AgentError> {
+        let format = cx.prompts().render(
+        "format",
+        context! { text => schema == text_schema(), schema_line => sections_schema_line(&schema) },
+    )?;
+        // The format must stay one paragraph: the re-ask and the simulated model split prompts at blank
+        // lines.
+        let format: Vec<&str> = format.lines().filter(|l| !l.trim().is_empty()).collect();
+        let user = format!("{prompt}\n\n{}", format.join("\n"));
+        let request_schema = ResponseSchema::sections(purpose, schema);
+        let (content, value, _) = cx
+            .call_full(
+                self.brief.as_deref(),
+                purpose,
+                user,
+                max_tokens,
+                Some(request_schema),
+                Phase::Gameplay,
+                false,
+            )
+            .await?;
+        let thought = split_sections(&content)
+            .map(|s| s.thought)
+            .unwrap_or_default();
+        if !thought.is_empty() {
+            cx.step("thought", thought, Some(json!({ "purpose": purpose })));
         }
+        value.ok_or_else(|| unusable(purpose, "the reply carried no RESPONSE value".into()))
     }
-    let texts: Vec<&str> = records[from..].iter().map(|r| r.text.as_str()).collect();
-    Ok(st.args.prompts.render(
-        "history",
-        context! { summary => st.mirage.history_summary, records => texts },
-    )?)
-}
 
-/// Folds `old` (and the previous summary) into a new running summary of at most `budget` tokens.
-async fn summarize_history(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    old: &[Recalled],
-    budget: u64,
-) -> Result<(), AgentError> {
-    let texts: Vec<&str> = old.iter().map(|r| r.text.as_str()).collect();
-    let players: Vec<&str> = st
-        .args
-        .script
-        .characters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
-    let prompt = st.args.prompts.render(
-        "summarize_history",
+    /// Summarization of the script: measures the released script and, when it is over the cap, summarizes
+    /// it and switches gameplay calls to a system prompt built on the summary. Runs once per release.
+    async fn prepare(&mut self, cx: &mut Context) -> Result<(), AgentError> {
+        let acts = cx.view().acts_released();
+        if self.prepared_for == Some(acts) {
+            return Ok(());
+        }
+        self.prepared_for = Some(acts);
+        self.brief = None;
+        let cap = cx.protocol().mirage.script_summary_tokens;
+        let length = tokens::count(cx.system());
+        if cap == 0 || length <= u64::from(cap) {
+            return Ok(());
+        }
+        let others: Vec<&str> = cx.view().others().collect();
+        let prompt = cx.prompts().render(
+        "summarize_script",
+        context! { name => cx.name(), cap => cap, victims => cx.victim_names(), others => others },
+    )?;
+        let v = self
+            .sections_call(
+                cx,
+                "summarize_script",
+                prompt,
+                text_schema(),
+                cap + THOUGHT_TOKENS,
+            )
+            .await?;
+        let summary = fit(&text_of(&v), u64::from(cap));
+        cx.step(
+            "summary",
+            summary.clone(),
+            Some(json!({
+                "of": "script",
+                "acts": acts,
+                "script_tokens": length,
+                "summary_tokens": tokens::count(&summary),
+            })),
+        );
+        let view = cx.view();
+        let victims: Vec<&str> = view.victims().iter().map(|v| v.name.as_str()).collect();
+        let brief = cx.prompts().render(
+        "system_summary",
         context! {
-            previous => st.mirage.history_summary, records => texts, cap => budget,
-            players => players, victims => st.victim_names(),
+            name => view.name(), title => view.title(), murderer => view.is_murderer(),
+            premise => view.premise(), victims => victims, cast => view.cast(), summary => summary,
+            force_expose => cx.protocol().mirage.force_expose,
         },
     )?;
-    let max = u32::try_from(budget)
-        .unwrap_or(u32::MAX)
-        .saturating_add(THOUGHT_TOKENS);
-    let v = sections_call(st, turn, "summarize_history", prompt, text_schema(), max).await?;
-    let summary = fit(&text_of(&v), budget);
-    let until = old.last().map(|r| r.event);
-    st.mirage.history_summary = Some(summary.clone());
-    st.mirage.summarized_until = until.or(st.mirage.summarized_until);
-    let name = st.name().to_string();
-    turn.step(
-        "summary",
-        &name,
-        summary,
-        Some(json!({ "of": "history", "until": until, "records": old.len() })),
-    );
-    Ok(())
-}
-
-/// A speech: the self-introduction (iteration 0) or one turn of an open conversation.
-pub(super) async fn converse(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    host_line: &str,
-    iteration: u32,
-) -> Result<String, AgentError> {
-    prepare(st, turn).await?;
-    let history = history_block(st, turn).await?;
-    let purpose = if iteration == 0 {
-        "introduce"
-    } else {
-        "converse"
-    };
-    let prompt = st.args.prompts.render(
-        purpose,
-        context! {
-            history => history, host_line => host_line, iteration => iteration,
-            name => st.name(), victims => st.victim_names(), murderer => st.murderer,
-        },
-    )?;
-    let budget = st.args.config.max_tokens + THOUGHT_TOKENS;
-    let v = sections_call(st, turn, purpose, prompt, text_schema(), budget).await?;
-    Ok(text_of(&v))
-}
-
-/// Ask or Investigate. Returns what the character says (its question, or its words as it searches) and
-/// `{"action": "ask", "target", "question"}` or `{"action": "investigate", "clue"}`.
-pub(super) async fn interact(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    candidates: &[String],
-    clues: &[ClueChoice],
-) -> Result<(String, Value), AgentError> {
-    prepare(st, turn).await?;
-    let history = history_block(st, turn).await?;
-    // A clue is offered by its id and where it is found: the id keeps the choice exact, the place is
-    // what a player chooses by.
-    let offers: Vec<String> = clues
-        .iter()
-        .map(|c| format!("{}: {}", c.id, c.place))
-        .collect();
-    let mut actions = vec!["ask"];
-    if !clues.is_empty() {
-        actions.push("investigate");
+        self.brief = Some(brief);
+        Ok(())
     }
-    let mut props = Map::new();
-    props.insert("action".into(), json!({"type": "string", "enum": actions}));
-    props.insert(
-        "target".into(),
-        json!({"type": "string", "enum": candidates, "description": "whom to ask"}),
-    );
-    if !clues.is_empty() {
+
+    /// The history block of a prompt: the running summary, then everything seen since, in order —
+    /// summarizing the older part first when it is over the cap.
+    async fn history_block(&mut self, cx: &mut Context) -> Result<String, AgentError> {
+        let records = cx.history(self.summarized_until).await?;
+        let cap = u64::from(cx.protocol().mirage.history_tokens);
+        let sizes: Vec<u64> = records.iter().map(|r| tokens::count(&r.text)).collect();
+        let total: u64 = sizes.iter().sum();
+        let mut from = 0;
+        if cap > 0 && total > cap {
+            let budget = (cap / 2).max(MIN_HISTORY_SUMMARY_TOKENS);
+            let cut = split_point(&records, &sizes, cap / 2);
+            if cut > 0 {
+                self.summarize_history(cx, &records[..cut], budget).await?;
+                from = cut;
+            }
+        }
+        let texts: Vec<&str> = records[from..].iter().map(|r| r.text.as_str()).collect();
+        Ok(cx.prompts().render(
+            "history",
+            context! { summary => self.history_summary, records => texts },
+        )?)
+    }
+
+    /// Folds `old` (and the previous summary) into a new running summary of at most `budget` tokens.
+    async fn summarize_history(
+        &mut self,
+        cx: &mut Context,
+        old: &[Recalled],
+        budget: u64,
+    ) -> Result<(), AgentError> {
+        let texts: Vec<&str> = old.iter().map(|r| r.text.as_str()).collect();
+        let players: Vec<&str> = cx.view().cast().iter().map(|c| c.name.as_str()).collect();
+        let prompt = cx.prompts().render(
+            "summarize_history",
+            context! {
+                previous => self.history_summary, records => texts, cap => budget,
+                players => players, victims => cx.victim_names(),
+            },
+        )?;
+        let max = u32::try_from(budget)
+            .unwrap_or(u32::MAX)
+            .saturating_add(THOUGHT_TOKENS);
+        let v = self
+            .sections_call(cx, "summarize_history", prompt, text_schema(), max)
+            .await?;
+        let summary = fit(&text_of(&v), budget);
+        let until = old.last().map(|r| r.event);
+        self.history_summary = Some(summary.clone());
+        self.summarized_until = until.or(self.summarized_until);
+        cx.step(
+            "summary",
+            summary,
+            Some(json!({ "of": "history", "until": until, "records": old.len() })),
+        );
+        Ok(())
+    }
+
+    /// A speech: the self-introduction (iteration 0) or one turn of an open conversation.
+    async fn converse(
+        &mut self,
+        cx: &mut Context,
+        host_line: &str,
+        iteration: u32,
+    ) -> Result<String, AgentError> {
+        self.prepare(cx).await?;
+        let history = self.history_block(cx).await?;
+        let purpose = if iteration == 0 {
+            "introduce"
+        } else {
+            "converse"
+        };
+        let prompt = cx.prompts().render(
+            purpose,
+            context! {
+                history => history, host_line => host_line, iteration => iteration,
+                name => cx.name(), victims => cx.victim_names(), murderer => cx.murderer(),
+            },
+        )?;
+        let budget = cx.config().max_tokens + THOUGHT_TOKENS;
+        let v = self
+            .sections_call(cx, purpose, prompt, text_schema(), budget)
+            .await?;
+        Ok(text_of(&v))
+    }
+
+    /// Ask or Investigate. Returns what the character says (its question, or its words as it searches) and
+    /// `{"action": "ask", "target", "question"}` or `{"action": "investigate", "clue"}`.
+    async fn interact(
+        &mut self,
+        cx: &mut Context,
+        candidates: &[String],
+        clues: &[ClueChoice],
+    ) -> Result<(String, Value), AgentError> {
+        self.prepare(cx).await?;
+        let history = self.history_block(cx).await?;
+        // A clue is offered by its id and where it is found: the id keeps the choice exact, the place is
+        // what a player chooses by.
+        let offers: Vec<String> = clues
+            .iter()
+            .map(|c| format!("{}: {}", c.id, c.place))
+            .collect();
+        let mut actions = vec!["ask"];
+        if !clues.is_empty() {
+            actions.push("investigate");
+        }
+        let mut props = Map::new();
+        props.insert("action".into(), json!({"type": "string", "enum": actions}));
         props.insert(
+            "target".into(),
+            json!({"type": "string", "enum": candidates, "description": "whom to ask"}),
+        );
+        if !clues.is_empty() {
+            props.insert(
             "clue".into(),
             json!({"type": "string", "enum": offers, "description": "which clue to investigate"}),
         );
-    }
-    props.insert(
+        }
+        props.insert(
         "content".into(),
         json!({"type": "string", "description": "the question, or what you say as you investigate"}),
     );
-    let required: Vec<&String> = props.keys().collect();
-    let schema = json!({"type": "object", "properties": props, "required": required, "additionalProperties": false});
-    let prompt = st.args.prompts.render(
-        "interact",
-        context! {
-            history => history, candidates => candidates, clues => offers,
-            last_action => st.mirage.last_action, victims => st.victim_names(),
-        },
-    )?;
-    let v = sections_call(
-        st,
-        turn,
-        "interact",
-        prompt,
-        schema,
-        CHOICE_TOKENS + THOUGHT_TOKENS,
-    )
-    .await?;
-    let content = v["content"].as_str().unwrap_or_default().trim().to_string();
-    match v["action"].as_str() {
-        Some("investigate") => {
-            let chosen = v["clue"].as_str().unwrap_or_default();
-            let clue = offers
-                .iter()
-                .position(|o| o == chosen)
-                .map(|i| clues[i].id.clone())
-                .ok_or_else(|| unusable("interact", format!("no clue `{chosen}` on offer")))?;
-            st.mirage.last_action =
-                Some(json!({"action": "investigate", "clue": chosen, "content": content}));
-            Ok((content, json!({"action": "investigate", "clue": clue})))
-        }
-        Some("ask") => {
-            let target = v["target"]
-                .as_str()
-                .filter(|t| candidates.iter().any(|c| c == t))
-                .ok_or_else(|| unusable("interact", "asked nobody on offer".into()))?
-                .to_string();
-            st.mirage.last_action =
-                Some(json!({"action": "ask", "target": target, "content": content}));
-            Ok((
-                content.clone(),
-                json!({"action": "ask", "target": target, "question": content}),
-            ))
-        }
-        other => Err(unusable("interact", format!("unknown action {other:?}"))),
-    }
-}
-
-/// The Trust and Suspicion modules: two calls, each scoring every one of `others` from 0 to 10. Returns
-/// one line per character and `{"trust": {name: score}, "suspicion": {name: score}, "scale": 10}` with
-/// scores normalised to 0..=1.
-pub(super) async fn score(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    others: &[String],
-) -> Result<(String, Value), AgentError> {
-    prepare(st, turn).await?;
-    let history = history_block(st, turn).await?;
-    let mut data = Map::new();
-    for module in ["trust", "suspicion"] {
-        let mut props = Map::new();
-        for o in others {
-            props.insert(
-                o.clone(),
-                json!({"type": "integer", "minimum": 0, "maximum": SCORE_MAX}),
-            );
-        }
-        let schema = json!({"type": "object", "properties": props, "required": others, "additionalProperties": false});
-        let prompt = st.args.prompts.render(
-            module,
-            context! { history => history, others => others, victims => st.victim_names(), top => SCORE_MAX },
+        let required: Vec<&String> = props.keys().collect();
+        let schema = json!({"type": "object", "properties": props, "required": required, "additionalProperties": false});
+        let prompt = cx.prompts().render(
+            "interact",
+            context! {
+                history => history, candidates => candidates, clues => offers,
+                last_action => self.last_action, victims => cx.victim_names(),
+            },
         )?;
-        let budget = 40 + 12 * others.len() as u32 + THOUGHT_TOKENS;
-        let v = sections_call(st, turn, module, prompt, schema, budget).await?;
-        let mut scores = Map::new();
-        for o in others {
-            let raw = v[o.as_str()]
-                .as_f64()
-                .ok_or_else(|| unusable(module, format!("no score for {o}")))?;
-            scores.insert(
-                o.clone(),
-                json!((raw / f64::from(SCORE_MAX)).clamp(0.0, 1.0)),
-            );
+        let v = self
+            .sections_call(
+                cx,
+                "interact",
+                prompt,
+                schema,
+                CHOICE_TOKENS + THOUGHT_TOKENS,
+            )
+            .await?;
+        let content = v["content"].as_str().unwrap_or_default().trim().to_string();
+        match v["action"].as_str() {
+            Some("investigate") => {
+                let chosen = v["clue"].as_str().unwrap_or_default();
+                let clue = offers
+                    .iter()
+                    .position(|o| o == chosen)
+                    .map(|i| clues[i].id.clone())
+                    .ok_or_else(|| unusable("interact", format!("no clue `{chosen}` on offer")))?;
+                self.last_action =
+                    Some(json!({"action": "investigate", "clue": chosen, "content": content}));
+                Ok((content, json!({"action": "investigate", "clue": clue})))
+            }
+            Some("ask") => {
+                let target = v["target"]
+                    .as_str()
+                    .filter(|t| candidates.iter().any(|c| c == t))
+                    .ok_or_else(|| unusable("interact", "asked nobody on offer".into()))?
+                    .to_string();
+                self.last_action =
+                    Some(json!({"action": "ask", "target": target, "content": content}));
+                Ok((
+                    content.clone(),
+                    json!({"action": "ask", "target": target, "question": content}),
+                ))
+            }
+            other => Err(unusable("interact", format!("unknown action {other:?}"))),
         }
-        data.insert(module.to_string(), Value::Object(scores));
     }
-    data.insert("scale".into(), json!(SCORE_MAX));
-    let lines = st.lines();
-    let text: Vec<String> = others
-        .iter()
-        .map(|o| {
-            let t = data["trust"][o.as_str()].as_f64().unwrap_or_default();
-            let s = data["suspicion"][o.as_str()].as_f64().unwrap_or_default();
-            lines.mirage_scores(o, t, s)
-        })
-        .collect();
-    Ok((text.join("\n"), Value::Object(data)))
-}
 
-/// The accusation before the vote: one of `candidates` and the reasons, said aloud.
-pub(super) async fn accuse(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    candidates: &[String],
-) -> Result<(String, String), AgentError> {
-    prepare(st, turn).await?;
-    let history = history_block(st, turn).await?;
-    let prompt = st.args.prompts.render(
+    /// The Trust and Suspicion modules: two calls, each scoring every one of `others` from 0 to 10. Returns
+    /// one line per character and `{"trust": {name: score}, "suspicion": {name: score}, "scale": 10}` with
+    /// scores normalised to 0..=1.
+    async fn score(
+        &mut self,
+        cx: &mut Context,
+        others: &[String],
+    ) -> Result<(String, Value), AgentError> {
+        self.prepare(cx).await?;
+        let history = self.history_block(cx).await?;
+        let mut data = Map::new();
+        for module in ["trust", "suspicion"] {
+            let mut props = Map::new();
+            for o in others {
+                props.insert(
+                    o.clone(),
+                    json!({"type": "integer", "minimum": 0, "maximum": SCORE_MAX}),
+                );
+            }
+            let schema = json!({"type": "object", "properties": props, "required": others, "additionalProperties": false});
+            let prompt = cx.prompts().render(
+            module,
+            context! { history => history, others => others, victims => cx.victim_names(), top => SCORE_MAX },
+        )?;
+            let budget = 40 + 12 * others.len() as u32 + THOUGHT_TOKENS;
+            let v = self
+                .sections_call(cx, module, prompt, schema, budget)
+                .await?;
+            let mut scores = Map::new();
+            for o in others {
+                let raw = v[o.as_str()]
+                    .as_f64()
+                    .ok_or_else(|| unusable(module, format!("no score for {o}")))?;
+                scores.insert(
+                    o.clone(),
+                    json!((raw / f64::from(SCORE_MAX)).clamp(0.0, 1.0)),
+                );
+            }
+            data.insert(module.to_string(), Value::Object(scores));
+        }
+        data.insert("scale".into(), json!(SCORE_MAX));
+        let lines = cx.lines();
+        let text: Vec<String> = others
+            .iter()
+            .map(|o| {
+                let t = data["trust"][o.as_str()].as_f64().unwrap_or_default();
+                let s = data["suspicion"][o.as_str()].as_f64().unwrap_or_default();
+                lines.mirage_scores(o, t, s)
+            })
+            .collect();
+        Ok((text.join("\n"), Value::Object(data)))
+    }
+
+    /// The accusation before the vote: one of `candidates` and the reasons, said aloud.
+    async fn accuse(
+        &mut self,
+        cx: &mut Context,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        self.prepare(cx).await?;
+        let history = self.history_block(cx).await?;
+        let prompt = cx.prompts().render(
         "accuse",
-        context! { history => history, candidates => candidates, victims => st.victim_names(), murderer => st.murderer },
+        context! { history => history, candidates => candidates, victims => cx.victim_names(), murderer => cx.murderer() },
     )?;
-    choose(
-        st,
-        turn,
-        "accuse",
-        prompt,
-        ("accused", candidates),
-        "reason",
-    )
-    .await
-}
+        self.choose(cx, "accuse", prompt, ("accused", candidates), "reason")
+            .await
+    }
 
-/// A structured choice among `choices` with a reason, in sections form.
-async fn choose(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    purpose: &str,
-    prompt: String,
-    (key, choices): (&str, &[String]),
-    reason_key: &str,
-) -> Result<(String, String), AgentError> {
-    let schema = json!({"type": "object", "properties": {
+    /// A structured choice among `choices` with a reason, in sections form.
+    async fn choose(
+        &self,
+        cx: &mut Context,
+        purpose: &str,
+        prompt: String,
+        (key, choices): (&str, &[String]),
+        reason_key: &str,
+    ) -> Result<(String, String), AgentError> {
+        let schema = json!({"type": "object", "properties": {
         key: {"type": "string", "enum": choices},
         reason_key: {"type": "string"},
     }, "required": [key, reason_key], "additionalProperties": false});
-    let v = sections_call(
-        st,
-        turn,
-        purpose,
-        prompt,
-        schema,
-        CHOICE_TOKENS + THOUGHT_TOKENS,
-    )
-    .await?;
-    let chosen = v[key]
-        .as_str()
-        .filter(|c| choices.iter().any(|x| x == c))
-        .ok_or_else(|| unusable(purpose, format!("`{key}` is none of the options")))?;
-    Ok((
-        chosen.to_string(),
-        v[reason_key]
+        let v = self
+            .sections_call(cx, purpose, prompt, schema, CHOICE_TOKENS + THOUGHT_TOKENS)
+            .await?;
+        let chosen = v[key]
             .as_str()
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
-    ))
-}
+            .filter(|c| choices.iter().any(|x| x == c))
+            .ok_or_else(|| unusable(purpose, format!("`{key}` is none of the options")))?;
+        Ok((
+            chosen.to_string(),
+            v[reason_key]
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        ))
+    }
 
-/// The answer to a question put by `asker` (the asked character must answer).
-pub(super) async fn answer(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    asker: &str,
-    question: &str,
-) -> Result<String, AgentError> {
-    prepare(st, turn).await?;
-    let history = history_block(st, turn).await?;
-    let prompt = st.args.prompts.render(
+    /// The answer to a question put by `asker` (the asked character must answer).
+    async fn answer(
+        &mut self,
+        cx: &mut Context,
+        asker: &str,
+        question: &str,
+    ) -> Result<String, AgentError> {
+        self.prepare(cx).await?;
+        let history = self.history_block(cx).await?;
+        let prompt = cx.prompts().render(
         "answer",
-        context! { history => history, asker => asker, question => question, murderer => st.murderer },
+        context! { history => history, asker => asker, question => question, murderer => cx.murderer() },
     )?;
-    let budget = st.args.config.max_tokens + THOUGHT_TOKENS;
-    let v = sections_call(st, turn, "answer", prompt, text_schema(), budget).await?;
-    Ok(text_of(&v))
-}
+        let budget = cx.config().max_tokens + THOUGHT_TOKENS;
+        let v = self
+            .sections_call(cx, "answer", prompt, text_schema(), budget)
+            .await?;
+        Ok(text_of(&v))
+    }
 
-/// The vote among `candidates` (the accused).
-pub(super) async fn vote(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    vote_call: &str,
-    candidates: &[String],
-) -> Result<(String, String), AgentError> {
-    prepare(st, turn).await?;
-    let history = history_block(st, turn).await?;
-    let prompt = st.args.prompts.render(
+    /// The vote among `candidates` (the accused).
+    async fn vote(
+        &mut self,
+        cx: &mut Context,
+        vote_call: &str,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        self.prepare(cx).await?;
+        let history = self.history_block(cx).await?;
+        let prompt = cx.prompts().render(
         "vote",
-        context! { history => history, vote_call => vote_call, candidates => candidates, victims => st.victim_names() },
+        context! { history => history, vote_call => vote_call, candidates => candidates, victims => cx.victim_names() },
     )?;
-    choose(st, turn, "vote", prompt, ("vote", candidates), "reason").await
+        self.choose(cx, "vote", prompt, ("vote", candidates), "reason")
+            .await
+    }
+
+    /// A stage was released (the system prompt already holds it): the script is measured again and, when
+    /// it is over the cap, summarized again now, so the cost lands on the hand-over.
+    async fn released(&mut self, cx: &mut Context) -> Result<(), AgentError> {
+        self.prepared_for = None;
+        self.prepare(cx).await
+    }
 }
 
-/// A stage was released (the system prompt already holds it): the script is measured again and, when
-/// it is over the cap, summarized again now, so the cost lands on the hand-over.
-pub(super) async fn released(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    _act: u32,
-) -> Result<(), AgentError> {
-    st.mirage.prepared_for = None;
-    prepare(st, turn).await
+impl Agent for Mirage {
+    fn introduce<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        host_line: &'a str,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(self.converse(cx, host_line, 0))
+    }
+
+    fn answer<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        asker: &'a str,
+        question: &'a str,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(self.answer(cx, asker, question))
+    }
+
+    fn vote<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        vote_call: &'a str,
+        candidates: &'a [String],
+    ) -> AgentFuture<'a, (String, String)> {
+        Box::pin(self.vote(cx, vote_call, candidates))
+    }
+
+    /// The script is measured again and, when it is over the cap, summarized again now, so the cost
+    /// lands on the hand-over.
+    fn released<'a>(&'a mut self, cx: &'a mut Context, _act: u32) -> AgentFuture<'a, ()> {
+        Box::pin(self.released(cx))
+    }
+
+    fn converse<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        host_line: &'a str,
+        iteration: u32,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(self.converse(cx, host_line, iteration))
+    }
+
+    fn interact<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        candidates: &'a [String],
+        clues: &'a [ClueChoice],
+    ) -> AgentFuture<'a, (String, Value)> {
+        Box::pin(self.interact(cx, candidates, clues))
+    }
+
+    fn score<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        others: &'a [String],
+    ) -> AgentFuture<'a, (String, Value)> {
+        Box::pin(self.score(cx, others))
+    }
+
+    fn accuse<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        candidates: &'a [String],
+    ) -> AgentFuture<'a, (String, String)> {
+        Box::pin(self.accuse(cx, candidates))
+    }
 }
 
 #[cfg(test)]

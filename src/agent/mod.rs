@@ -1,19 +1,44 @@
-//! Agents: one `Character` actor per player, and the frameworks that decide what it says.
+//! Agents: one `Character` actor per player, holding the one agent of its framework.
+//!
+//! - `character`: the actor, its requests and their replies ([`Turn`]); it knows no framework.
+//! - `registry`: which agent plays each framework (the one place to register a new one).
+//! - `interface`: the [`Agent`](interface::Agent) trait every framework implements.
+//! - `context`: what every framework shares: calling the model, recalling memory, picking an option,
+//!   recording the turn's private steps, sample indices and call tags.
+//! - `view`: what a character may know ([`CharacterView`]); the omniscient reference's
+//!   [`OmniscientView`]. Agents never get the script.
+//! - Frameworks: `thinkthrice/` (MR → SR → SV), `player/` (PLAYER*), `werewolf`, `ocot`, `mirage`,
+//!   `reference` (PP and OP); `baseline` (what Werewolf and O-CoT share) and `answers` (the shared
+//!   evaluation answers).
 
 mod answers;
+mod baseline;
 mod character;
+mod config;
+mod context;
 mod framework;
+mod interface;
 mod mirage;
 mod modules;
 mod ocot;
 mod player;
 mod prompts;
+mod reference;
+mod registry;
+mod thinkthrice;
+mod turn;
+mod view;
 mod werewolf;
 
-pub use character::{
-    AgentConfig, AgentError, Character, CharacterArgs, CharacterMsg, ClueChoice, Turn, FRAMEWORK,
-    PURPOSES,
-};
+pub use character::{Character, CharacterArgs, CharacterMsg};
+pub use config::{AgentConfig, AgentError};
 pub use framework::{Framework, FrameworkError, EVAL_PURPOSES};
+pub use interface::ClueChoice;
 pub use modules::{Modules, ModulesError};
 pub use prompts::{builtin, PromptError, Prompts};
+pub use thinkthrice::PURPOSES;
+pub use turn::Turn;
+pub use view::{CastMember, CharacterView, OmniscientView, ScriptCard, VictimCard, ViewError};
+
+/// The default framework's name.
+pub const FRAMEWORK: &str = "thinkthrice";

@@ -15,7 +15,9 @@
 use minijinja::context;
 use serde_json::{json, Value};
 
-use super::character::{State, TurnBuilder};
+use super::baseline;
+use super::context::Context;
+use super::interface::{Agent, AgentFuture};
 use super::AgentError;
 use crate::llm::Phase;
 
@@ -34,11 +36,50 @@ const REFLECTION_TOKENS: u32 = 200;
 /// Token budget of a question (with its target) and of a vote's reason.
 const ASK_TOKENS: u32 = 150;
 
-/// Per-character state: the latest reflection on each objective, in objective order. The next
+/// The O-CoT agent. Its state: the latest reflection on each objective, in objective order. The next
 /// reflection sees it, so the agent tracks its progress across rounds instead of starting over.
 #[derive(Debug, Default)]
-pub struct OcotState {
+pub struct Ocot {
     reflections: Vec<String>,
+}
+
+impl Agent for Ocot {
+    /// The baselines introduce themselves from their script and memories alone.
+    fn introduce<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        host_line: &'a str,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(baseline::introduce(cx, host_line))
+    }
+
+    fn ask<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        target: Option<String>,
+        candidates: &'a [String],
+        _round: u32,
+    ) -> AgentFuture<'a, (String, String)> {
+        Box::pin(self.ask(cx, target, candidates))
+    }
+
+    fn answer<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        asker: &'a str,
+        question: &'a str,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(answer(cx, asker, question))
+    }
+
+    fn vote<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        vote_call: &'a str,
+        candidates: &'a [String],
+    ) -> AgentFuture<'a, (String, String)> {
+        Box::pin(baseline::vote(cx, vote_call, candidates))
+    }
 }
 
 /// The objectives the agent reflects on: its script's goals, or — when the script gives none — the one
@@ -73,114 +114,95 @@ fn fallback_question(lang: &str, victims: &str) -> String {
 
 /// One reflection per objective (each with the memories that bear on it), then a question chosen from
 /// those reflections. Returns (target, question).
-pub(super) async fn ask(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    target: Option<String>,
-    candidates: &[String],
-    _round: u32,
-) -> Result<(String, String), AgentError> {
-    let victims = st.victim_names();
-    let lang = st.args.prompts.lang().to_string();
-    let goals = st
-        .args
-        .script
-        .character(st.name())
-        .map(|c| c.goals.clone())
-        .unwrap_or_default();
-    let objs = objectives(&goals, st.murderer, &lang, &victims);
-    let name = st.name().to_string();
-    let mut reflections: Vec<Value> = Vec::with_capacity(objs.len());
-    let mut texts: Vec<String> = Vec::with_capacity(objs.len());
-    for (i, objective) in objs.iter().enumerate() {
-        let memory = st.recall_texts(turn, objective, Phase::Gameplay).await?;
-        let previous = st
-            .ocot
-            .reflections
-            .get(i)
-            .filter(|p| !p.is_empty())
-            .cloned();
-        let user = st.args.prompts.render(
-            "reflect_objective",
+impl Ocot {
+    async fn ask(
+        &mut self,
+        cx: &mut Context,
+        target: Option<String>,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let victims = cx.victim_names();
+        let lang = cx.prompts().lang().to_string();
+        let objs = objectives(cx.view().goals(), cx.murderer(), &lang, &victims);
+        let mut reflections: Vec<Value> = Vec::with_capacity(objs.len());
+        let mut texts: Vec<String> = Vec::with_capacity(objs.len());
+        for (i, objective) in objs.iter().enumerate() {
+            let memory = cx.recall_texts(objective, Phase::Gameplay).await?;
+            let previous = self.reflections.get(i).filter(|p| !p.is_empty()).cloned();
+            let user = cx.prompts().render(
+                "reflect_objective",
+                context! {
+                    memory => memory, objective => objective, previous => previous, index => i + 1,
+                    count => objs.len(), candidates => candidates, murderer => cx.murderer(),
+                },
+            )?;
+            let (text, _) = cx
+                .call(
+                    "reflect_objective",
+                    user,
+                    REFLECTION_TOKENS,
+                    None,
+                    Phase::Gameplay,
+                )
+                .await?;
+            let text = text.trim().to_string();
+            cx.step(
+                "objective_reflection",
+                text.clone(),
+                Some(json!({
+                    "purpose": "reflect_objective", "objective": objective, "index": i + 1,
+                    "of": objs.len(),
+                })),
+            );
+            reflections.push(json!({ "objective": objective, "reflection": text }));
+            texts.push(text);
+        }
+        self.reflections = texts;
+
+        let query = match &target {
+            Some(t) => cx.lines().query_about(t, &victims),
+            None => cx.lines().query_suspects(&victims),
+        };
+        let memory = cx.recall_texts(&query, Phase::Gameplay).await?;
+        let choices: Vec<String> = match &target {
+            Some(t) => vec![t.clone()],
+            None => candidates.to_vec(),
+        };
+        let user = cx.prompts().render(
+            "ask",
             context! {
-                memory => memory, objective => objective, previous => previous, index => i + 1,
-                count => objs.len(), candidates => candidates, murderer => st.murderer,
+                memory => memory, reflections => reflections, target => target,
+                candidates => candidates, victim_names => victims, murderer => cx.murderer(),
             },
         )?;
-        let (text, _) = st
-            .call(
-                turn,
-                "reflect_objective",
+        let (chosen, question) = cx
+            .pick(
+                "ask",
                 user,
-                REFLECTION_TOKENS,
-                None,
+                ("target", &choices),
+                "question",
+                ASK_TOKENS,
                 Phase::Gameplay,
             )
             .await?;
-        let text = text.trim().to_string();
-        turn.step(
-            "objective_reflection",
-            &name,
-            text.clone(),
-            Some(json!({
-                "purpose": "reflect_objective", "objective": objective, "index": i + 1,
-                "of": objs.len(),
-            })),
-        );
-        reflections.push(json!({ "objective": objective, "reflection": text }));
-        texts.push(text);
+        let question = match question.trim() {
+            "" => fallback_question(&lang, &victims),
+            q => q.to_string(),
+        };
+        Ok((chosen, question))
     }
-    st.ocot.reflections = texts;
-
-    let query = match &target {
-        Some(t) => st.lines().query_about(t, &victims),
-        None => st.lines().query_suspects(&victims),
-    };
-    let memory = st.recall_texts(turn, &query, Phase::Gameplay).await?;
-    let choices: Vec<String> = match &target {
-        Some(t) => vec![t.clone()],
-        None => candidates.to_vec(),
-    };
-    let user = st.args.prompts.render(
-        "ask",
-        context! {
-            memory => memory, reflections => reflections, target => target,
-            candidates => candidates, victim_names => victims, murderer => st.murderer,
-        },
-    )?;
-    let (chosen, question) = st
-        .pick(
-            turn,
-            "ask",
-            user,
-            ("target", &choices),
-            "question",
-            ASK_TOKENS,
-            Phase::Gameplay,
-        )
-        .await?;
-    let question = match question.trim() {
-        "" => fallback_question(&lang, &victims),
-        q => q.to_string(),
-    };
-    Ok((chosen, question))
 }
 
 /// An answer from the script and the dialog, in one call.
-pub(super) async fn answer(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    asker: &str,
-    question: &str,
-) -> Result<String, AgentError> {
-    let memory = st.recall_texts(turn, question, Phase::Gameplay).await?;
-    let user = st.args.prompts.render(
+async fn answer(cx: &mut Context, asker: &str, question: &str) -> Result<String, AgentError> {
+    let memory = cx.recall_texts(question, Phase::Gameplay).await?;
+    let user = cx.prompts().render(
         "answer",
         context! { memory => memory, asker => asker, question => question },
     )?;
-    let budget = st.args.config.max_tokens;
-    let (text, _) = st
-        .call(turn, "answer", user, budget, None, Phase::Gameplay)
+    let budget = cx.config().max_tokens;
+    let (text, _) = cx
+        .call("answer", user, budget, None, Phase::Gameplay)
         .await?;
     Ok(text.trim().to_string())
 }

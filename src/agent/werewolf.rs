@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use minijinja::context;
 use serde_json::{json, Value};
 
-use super::character::{schema, State, TurnBuilder};
+use super::baseline;
+use super::context::{schema, Context};
+use super::interface::{Agent, AgentFuture};
 use super::prompts::PromptError;
 use super::AgentError;
 use crate::llm::Phase;
@@ -47,32 +49,51 @@ const CHOOSE_TOKENS: u32 = 40;
 const QUESTION_TOKENS: u32 = 120;
 const REFLECTION_TOKENS: u32 = 200;
 
-/// Per-character state: which prepared questions this agent has already put to whom. The choice prompt
-/// lists them, so the agent moves on to new topics instead of asking one player the same thing twice.
+/// The Werewolf agent. Its state: which prepared questions it has already put to whom. The choice
+/// prompt lists them, so the agent moves on to new topics instead of asking one player the same thing
+/// twice.
 #[derive(Debug, Default)]
-pub struct WerewolfState {
+pub struct Werewolf {
     /// (0-based index of the prepared question, the player it was put to), in the order asked.
     asked: Vec<(usize, String)>,
 }
 
-impl WerewolfState {
-    /// What has been asked, grouped by player (players in name order, letters in list order), for the
-    /// choice prompt.
-    fn asked_by_target(&self, questions: usize) -> Vec<Value> {
-        let mut by: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, t) in &self.asked {
-            if *i < questions {
-                by.entry(t.as_str()).or_default().push(*i);
-            }
-        }
-        by.into_iter()
-            .map(|(target, mut idx)| {
-                idx.sort_unstable();
-                idx.dedup();
-                let letters: Vec<String> = idx.into_iter().map(option_letter).collect();
-                json!({ "target": target, "letters": letters })
-            })
-            .collect()
+impl Agent for Werewolf {
+    /// The baselines introduce themselves from their script and memories alone.
+    fn introduce<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        host_line: &'a str,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(baseline::introduce(cx, host_line))
+    }
+
+    fn ask<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        target: Option<String>,
+        candidates: &'a [String],
+        _round: u32,
+    ) -> AgentFuture<'a, (String, String)> {
+        Box::pin(self.ask(cx, target, candidates))
+    }
+
+    fn answer<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        asker: &'a str,
+        question: &'a str,
+    ) -> AgentFuture<'a, String> {
+        Box::pin(answer(cx, asker, question))
+    }
+
+    fn vote<'a>(
+        &'a mut self,
+        cx: &'a mut Context,
+        vote_call: &'a str,
+        candidates: &'a [String],
+    ) -> AgentFuture<'a, (String, String)> {
+        Box::pin(baseline::vote(cx, vote_call, candidates))
     }
 }
 
@@ -108,15 +129,14 @@ fn strip_marker(line: &str) -> &str {
 
 /// The prepared questions for this game (they name the victims). An empty list is a broken template,
 /// reported as such rather than played around.
-fn predefined(st: &State, victims: &str) -> Result<Vec<String>, PromptError> {
-    let text = st
-        .args
-        .prompts
+fn predefined(cx: &Context, victims: &str) -> Result<Vec<String>, PromptError> {
+    let text = cx
+        .prompts()
         .render("predefined", context! { victim_names => victims })?;
     let questions = parse_predefined(&text);
     if questions.is_empty() {
         return Err(PromptError::Template {
-            name: format!("werewolf/{}/predefined.j2", st.args.prompts.lang()),
+            name: format!("werewolf/{}/predefined.j2", cx.prompts().lang()),
             message: "the list of prepared questions is empty (expected one question per line)"
                 .into(),
         });
@@ -124,173 +144,174 @@ fn predefined(st: &State, victims: &str) -> Result<Vec<String>, PromptError> {
     Ok(questions)
 }
 
-/// Chooses a prepared question and whom to ask (`target` when the protocol imposes one), then adapts the
-/// question to the case. Returns (target, question).
-pub(super) async fn ask(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    target: Option<String>,
-    candidates: &[String],
-    _round: u32,
-) -> Result<(String, String), AgentError> {
-    let choices: Vec<String> = match &target {
-        Some(t) => vec![t.clone()],
-        None => candidates.to_vec(),
-    };
-    let Some(first) = choices.first().cloned() else {
-        return Err(AgentError::Unsupported {
-            framework: "werewolf",
-            request: "ask a question when there is nobody to ask",
-        });
-    };
-    let victims = st.victim_names();
-    let questions = predefined(st, &victims)?;
-    let query = match &target {
-        Some(t) => st.lines().query_about(t, &victims),
-        None => st.lines().query_suspects(&victims),
-    };
-    let memory = st.recall_texts(turn, &query, Phase::Gameplay).await?;
+impl Werewolf {
+    /// What has been asked, grouped by player (players in name order, letters in list order), for the
+    /// choice prompt.
+    fn asked_by_target(&self, questions: usize) -> Vec<Value> {
+        let mut by: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, t) in &self.asked {
+            if *i < questions {
+                by.entry(t.as_str()).or_default().push(*i);
+            }
+        }
+        by.into_iter()
+            .map(|(target, mut idx)| {
+                idx.sort_unstable();
+                idx.dedup();
+                let letters: Vec<String> = idx.into_iter().map(option_letter).collect();
+                json!({ "target": target, "letters": letters })
+            })
+            .collect()
+    }
 
-    // 1. Choose a prepared question and the player to put it to.
-    let letters: Vec<String> = (0..questions.len()).map(option_letter).collect();
-    let options: Vec<Value> = questions
-        .iter()
-        .zip(&letters)
-        .map(|(q, l)| json!({ "letter": l, "text": q }))
-        .collect();
-    let asked = st.werewolf.asked_by_target(questions.len());
-    let user = st.args.prompts.render(
-        "choose_question",
-        context! {
-            memory => memory, options => options, asked => asked, target => target,
-            candidates => candidates, victim_names => victims,
-        },
-    )?;
-    let s = schema(
-        "choose_question",
-        json!({"type": "object", "properties": {
+    /// Chooses a prepared question and whom to ask (`target` when the protocol imposes one), then adapts the
+    /// question to the case. Returns (target, question).
+    async fn ask(
+        &mut self,
+        cx: &mut Context,
+        target: Option<String>,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let choices: Vec<String> = match &target {
+            Some(t) => vec![t.clone()],
+            None => candidates.to_vec(),
+        };
+        let Some(first) = choices.first().cloned() else {
+            return Err(AgentError::Unsupported {
+                framework: "werewolf",
+                request: "ask a question when there is nobody to ask",
+            });
+        };
+        let victims = cx.victim_names();
+        let questions = predefined(cx, &victims)?;
+        let query = match &target {
+            Some(t) => cx.lines().query_about(t, &victims),
+            None => cx.lines().query_suspects(&victims),
+        };
+        let memory = cx.recall_texts(&query, Phase::Gameplay).await?;
+
+        // 1. Choose a prepared question and the player to put it to.
+        let letters: Vec<String> = (0..questions.len()).map(option_letter).collect();
+        let options: Vec<Value> = questions
+            .iter()
+            .zip(&letters)
+            .map(|(q, l)| json!({ "letter": l, "text": q }))
+            .collect();
+        let asked = self.asked_by_target(questions.len());
+        let user = cx.prompts().render(
+            "choose_question",
+            context! {
+                memory => memory, options => options, asked => asked, target => target,
+                candidates => candidates, victim_names => victims,
+            },
+        )?;
+        let s = schema(
+            "choose_question",
+            json!({"type": "object", "properties": {
             "target": {"type": "string", "enum": choices},
             "question": {"type": "string", "enum": letters}
         }, "required": ["target", "question"], "additionalProperties": false}),
-    );
-    let (_, v) = st
-        .call(
-            turn,
-            "choose_question",
-            user,
-            CHOOSE_TOKENS,
-            Some(s),
-            Phase::Gameplay,
-        )
-        .await?;
-    let v = v.unwrap_or(Value::Null);
-    // The gateway has checked both enums; the fallbacks only guard a provider that skipped the check.
-    let chosen = v["target"]
-        .as_str()
-        .filter(|t| choices.iter().any(|c| c == t))
-        .map(str::to_string)
-        .unwrap_or(first);
-    let index = v["question"]
-        .as_str()
-        .and_then(|l| letters.iter().position(|x| x == l))
-        .unwrap_or(0);
-    let prepared = questions[index].clone();
-    let name = st.name().to_string();
-    turn.step(
-        "predefined_question",
-        &name,
-        prepared.clone(),
-        Some(json!({
-            "purpose": "choose_question", "index": index + 1, "letter": letters[index],
-            "of": questions.len(), "target": chosen,
-        })),
-    );
-    st.werewolf.asked.push((index, chosen.clone()));
+        );
+        let (_, v) = cx
+            .call(
+                "choose_question",
+                user,
+                CHOOSE_TOKENS,
+                Some(s),
+                Phase::Gameplay,
+            )
+            .await?;
+        let v = v.unwrap_or(Value::Null);
+        // The gateway has checked both enums; the fallbacks only guard a provider that skipped the check.
+        let chosen = v["target"]
+            .as_str()
+            .filter(|t| choices.iter().any(|c| c == t))
+            .map(str::to_string)
+            .unwrap_or(first);
+        let index = v["question"]
+            .as_str()
+            .and_then(|l| letters.iter().position(|x| x == l))
+            .unwrap_or(0);
+        let prepared = questions[index].clone();
+        cx.step(
+            "predefined_question",
+            prepared.clone(),
+            Some(json!({
+                "purpose": "choose_question", "index": index + 1, "letter": letters[index],
+                "of": questions.len(), "target": chosen,
+            })),
+        );
+        self.asked.push((index, chosen.clone()));
 
-    // 2. Adapt it to the case and the conversation.
-    let user = st.args.prompts.render(
+        // 2. Adapt it to the case and the conversation.
+        let user = cx.prompts().render(
         "adapt_question",
         context! {
-            memory => memory, target => chosen, predefined => prepared, murderer => st.murderer,
+            memory => memory, target => chosen, predefined => prepared, murderer => cx.murderer(),
         },
     )?;
-    let (text, _) = st
-        .call(
-            turn,
-            "adapt_question",
-            user,
-            QUESTION_TOKENS,
-            None,
-            Phase::Gameplay,
-        )
-        .await?;
-    let question = match text.trim() {
-        "" => prepared,
-        t => t.to_string(),
-    };
-    Ok((chosen, question))
+        let (text, _) = cx
+            .call(
+                "adapt_question",
+                user,
+                QUESTION_TOKENS,
+                None,
+                Phase::Gameplay,
+            )
+            .await?;
+        let question = match text.trim() {
+            "" => prepared,
+            t => t.to_string(),
+        };
+        Ok((chosen, question))
+    }
 }
 
 /// Answer → reflection on the answer against the script and the dialog → final answer.
-pub(super) async fn answer(
-    st: &mut State,
-    turn: &mut TurnBuilder,
-    asker: &str,
-    question: &str,
-) -> Result<String, AgentError> {
-    let memory = st.recall_texts(turn, question, Phase::Gameplay).await?;
-    let budget = st.args.config.max_tokens;
-    let name = st.name().to_string();
+async fn answer(cx: &mut Context, asker: &str, question: &str) -> Result<String, AgentError> {
+    let memory = cx.recall_texts(question, Phase::Gameplay).await?;
+    let budget = cx.config().max_tokens;
 
-    let user = st.args.prompts.render(
+    let user = cx.prompts().render(
         "answer",
         context! { memory => memory, asker => asker, question => question },
     )?;
-    let (draft, _) = st
-        .call(turn, "answer", user, budget, None, Phase::Gameplay)
+    let (draft, _) = cx
+        .call("answer", user, budget, None, Phase::Gameplay)
         .await?;
     let draft = draft.trim().to_string();
-    turn.step(
+    cx.step(
         "answer_draft",
-        &name,
         draft.clone(),
         Some(json!({ "purpose": "answer" })),
     );
 
-    let user = st.args.prompts.render(
+    let user = cx.prompts().render(
         "reflect",
         context! {
             memory => memory, asker => asker, question => question, draft => draft,
-            murderer => st.murderer,
+            murderer => cx.murderer(),
         },
     )?;
-    let (reflection, _) = st
-        .call(
-            turn,
-            "reflect",
-            user,
-            REFLECTION_TOKENS,
-            None,
-            Phase::Gameplay,
-        )
+    let (reflection, _) = cx
+        .call("reflect", user, REFLECTION_TOKENS, None, Phase::Gameplay)
         .await?;
     let reflection = reflection.trim().to_string();
-    turn.step(
+    cx.step(
         "reflection",
-        &name,
         reflection.clone(),
         Some(json!({ "purpose": "reflect" })),
     );
 
-    let user = st.args.prompts.render(
+    let user = cx.prompts().render(
         "final_answer",
         context! {
             memory => memory, asker => asker, question => question, draft => draft,
-            reflection => reflection, murderer => st.murderer,
+            reflection => reflection, murderer => cx.murderer(),
         },
     )?;
-    let (last, _) = st
-        .call(turn, "final_answer", user, budget, None, Phase::Gameplay)
+    let (last, _) = cx
+        .call("final_answer", user, budget, None, Phase::Gameplay)
         .await?;
     // A final answer that came back empty would leave the asker with nothing; the first answer stands.
     Ok(match last.trim() {
@@ -359,7 +380,7 @@ mod tests {
 
     #[test]
     fn questions_already_asked_are_grouped_by_player() {
-        let st = WerewolfState {
+        let st = Werewolf {
             asked: vec![
                 (4, "Ruth".into()),
                 (0, "Ruth".into()),
@@ -375,6 +396,6 @@ mod tests {
                 json!({"target": "Ruth", "letters": ["A", "E"]}),
             ]
         );
-        assert!(WerewolfState::default().asked_by_target(10).is_empty());
+        assert!(Werewolf::default().asked_by_target(10).is_empty());
     }
 }

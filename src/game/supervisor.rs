@@ -16,7 +16,9 @@ use super::result::{detection_accuracy, GameResult, PhaseUsage};
 use super::transcript::Transcript;
 use super::Protocol;
 use super::{GameConfig, GameError};
-use crate::agent::{Character, CharacterArgs, CharacterMsg, Prompts};
+use crate::agent::{
+    Character, CharacterArgs, CharacterMsg, CharacterView, Framework, OmniscientView, Prompts,
+};
 use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg};
 use crate::llm::{Gateway, Phase, Usage};
 use crate::memory::{MemoryIndex, SharedEmbedder};
@@ -87,10 +89,10 @@ impl Actor for GameActor {
                 .cloned()
                 .ok_or_else(|| format!("no prompts loaded for framework {framework}"))?;
             let cargs = CharacterArgs {
-                name: c.name.clone(),
                 framework,
                 protocol: args.config.protocol,
-                script: args.script.clone(),
+                view: CharacterView::of(&args.script, &c.name)?,
+                omniscient: (framework == Framework::Op).then(|| OmniscientView::of(&args.script)),
                 config: args.config.agent.clone(),
                 gateway: args.gateway.clone(),
                 memory: memory.clone(),

@@ -1,0 +1,349 @@
+//! What every framework does the same way: call the model through the gateway with the character's
+//! system prompt and a reproducible sample index, recall memory, pick one of a list of options, and
+//! record the turn's private steps.
+//!
+//! One `Context` per character, owned by the character actor and lent to its agent for each request.
+//! It holds the character's [`CharacterView`], never the script.
+
+use std::sync::Arc;
+
+use minijinja::context;
+use ractor::ActorRef;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::config::{AgentConfig, AgentError};
+use super::framework::Framework;
+use super::prompts::{PromptError, Prompts};
+use super::turn::{Turn, TurnBuilder};
+use super::view::CharacterView;
+use crate::game::{HostLines, ProtocolSettings};
+use crate::llm::{CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, TokenLogprob};
+use crate::memory::{MemoryError, MemoryMsg, Recalled};
+
+/// The handles a context is built from.
+pub(super) struct ContextArgs {
+    pub framework: Framework,
+    pub protocol: ProtocolSettings,
+    pub view: CharacterView,
+    pub config: AgentConfig,
+    pub gateway: Gateway,
+    pub memory: ActorRef<MemoryMsg>,
+    pub prompts: Arc<Prompts>,
+    pub game_id: String,
+    pub seed: u64,
+}
+
+/// A character's shared machinery (see the module documentation).
+pub struct Context {
+    framework: Framework,
+    protocol: ProtocolSettings,
+    view: CharacterView,
+    config: AgentConfig,
+    gateway: Gateway,
+    memory: ActorRef<MemoryMsg>,
+    prompts: Arc<Prompts>,
+    game_id: String,
+    seed: u64,
+    /// Whether recall returns nothing: ThinkThrice without MR, and the no-play references.
+    memoryless: bool,
+    /// The system prompt: the framework's persona and the character's script as released so far.
+    system: String,
+    /// Chat calls made so far: with the game seed and the name, makes every sample index reproducible.
+    calls: u64,
+    turn: TurnBuilder,
+}
+
+/// A JSON response schema with a name (the call purpose).
+pub(super) fn schema(name: &str, schema: Value) -> ResponseSchema {
+    ResponseSchema::json(name, schema)
+}
+
+impl Context {
+    pub(super) fn new(a: ContextArgs) -> Context {
+        let memoryless = match a.framework {
+            Framework::ThinkThrice => !a.config.modules.mr,
+            f => !f.plays(),
+        };
+        Context {
+            framework: a.framework,
+            protocol: a.protocol,
+            view: a.view,
+            config: a.config,
+            gateway: a.gateway,
+            memory: a.memory,
+            prompts: a.prompts,
+            game_id: a.game_id,
+            seed: a.seed,
+            memoryless,
+            system: String::new(),
+            calls: 0,
+            turn: TurnBuilder::default(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.view.name()
+    }
+
+    /// What this character may know.
+    pub fn view(&self) -> &CharacterView {
+        &self.view
+    }
+
+    pub fn murderer(&self) -> bool {
+        self.view.is_murderer()
+    }
+
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    pub fn protocol(&self) -> &ProtocolSettings {
+        &self.protocol
+    }
+
+    pub fn prompts(&self) -> &Prompts {
+        &self.prompts
+    }
+
+    /// The current system prompt.
+    pub fn system(&self) -> &str {
+        &self.system
+    }
+
+    /// The error for a request this character's framework does not handle.
+    pub fn unsupported(&self, request: &'static str) -> AgentError {
+        AgentError::Unsupported {
+            framework: self.framework.as_str(),
+            request,
+        }
+    }
+
+    /// The character actor's side: the view released up to `act`, with the system prompt to match.
+    pub(super) fn release(&mut self, act: u32) {
+        self.view.release(act);
+    }
+
+    pub(super) fn release_all(&mut self) {
+        self.view.release_all();
+    }
+
+    pub(super) fn set_system(&mut self, system: String) {
+        self.system = system;
+    }
+
+    /// Starts a request's turn afresh: steps and usage of a failed request are not carried over.
+    pub(super) fn begin_turn(&mut self) {
+        self.turn = TurnBuilder::default();
+    }
+
+    pub(super) fn finish_turn(&mut self, text: String) -> Turn {
+        self.turn.finish(text)
+    }
+
+    /// Records a private module step of this character, carrying the usage accrued since the last step.
+    pub fn step(&mut self, kind: &str, text: String, data: Option<Value>) {
+        let name = self.view.name().to_string();
+        self.turn.step(kind, &name, text, data);
+    }
+
+    /// Renders the framework's system prompt from the view: persona, rules and the character's script
+    /// as released. Every framework's `system.j2` gets the same variables, plus `extra` (the omniscient
+    /// reference adds every character's script).
+    pub fn render_system(&self, extra: minijinja::Value) -> Result<String, PromptError> {
+        let v = &self.view;
+        self.prompts.render(
+            "system",
+            context! {
+                name => v.name(), title => v.title(), murderer => v.is_murderer(),
+                premise => v.premise(), victims => v.victims(), cast => v.cast(),
+                story => v.story(), acts => v.acts(), performance => v.performance(),
+                abilities => v.abilities(), timeline => v.timeline(),
+                relationships => v.relationships(), goals => v.goals(), secrets => v.secrets(),
+                protocol => self.protocol.protocol.as_str(),
+                force_expose => self.protocol.mirage.force_expose,
+                ..extra
+            },
+        )
+    }
+
+    fn tags(&self, phase: Phase, purpose: &str) -> CallTags {
+        CallTags {
+            game: self.game_id.clone(),
+            agent: self.name().to_string(),
+            framework: self.framework.as_str().to_string(),
+            phase,
+            purpose: purpose.to_string(),
+        }
+    }
+
+    /// The sample index of the next call: a hash of (game seed, agent, call number).
+    fn next_sample(&mut self) -> u64 {
+        let mut h = Sha256::new();
+        h.update(self.seed.to_le_bytes());
+        h.update(self.view.name().as_bytes());
+        h.update(self.calls.to_le_bytes());
+        self.calls += 1;
+        let d = h.finalize();
+        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+    }
+
+    /// One call with the character's system prompt: the reply's text and its parsed JSON, if any.
+    pub async fn call(
+        &mut self,
+        purpose: &str,
+        user: String,
+        max_tokens: u32,
+        schema: Option<ResponseSchema>,
+        phase: Phase,
+    ) -> Result<(String, Option<Value>), AgentError> {
+        self.call_full(None, purpose, user, max_tokens, schema, phase, false)
+            .await
+            .map(|(text, json, _)| (text, json))
+    }
+
+    /// One call through the gateway, with `system` in place of the character's system prompt if given;
+    /// with `logprobs`, the token log-probabilities come back too when the provider reports them.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn call_full(
+        &mut self,
+        system: Option<&str>,
+        purpose: &str,
+        user: String,
+        max_tokens: u32,
+        schema: Option<ResponseSchema>,
+        phase: Phase,
+        logprobs: bool,
+    ) -> Result<(String, Option<Value>, Option<Vec<TokenLogprob>>), AgentError> {
+        let system = system.unwrap_or(&self.system).to_string();
+        let c = &self.config;
+        let (model, temperature, top_p) = (c.model.clone(), c.temperature, c.top_p);
+        let req = ChatRequest {
+            model,
+            messages: vec![Message::system(system), Message::user(user)],
+            temperature,
+            top_p,
+            max_tokens,
+            schema,
+            logprobs,
+            sample: self.next_sample(),
+        };
+        let tags = self.tags(phase, purpose);
+        match self.gateway.chat(req, tags).await {
+            Ok(out) => {
+                self.turn.spend(out.usage);
+                Ok((out.response.content, out.json, out.response.logprobs))
+            }
+            Err(e) => {
+                self.turn.spend(e.usage());
+                Err(e.into())
+            }
+        }
+    }
+
+    /// The agent's top-k records for `query` as plain texts, recorded as a private `memory_recall` step.
+    /// Empty for a memoryless agent: ThinkThrice without MR, and the no-play references.
+    pub async fn recall_texts(
+        &mut self,
+        query: &str,
+        phase: Phase,
+    ) -> Result<Vec<String>, AgentError> {
+        if self.memoryless {
+            return Ok(Vec::new());
+        }
+        let tags = self.tags(phase, "memory_query");
+        let name = self.name().to_string();
+        let k = self.config.top_k;
+        let text = query.to_string();
+        let r = self
+            .memory
+            .call(
+                |reply| MemoryMsg::Query {
+                    agent: name,
+                    text,
+                    k,
+                    tags,
+                    reply,
+                },
+                None,
+            )
+            .await;
+        let (records, usage) = match r {
+            Ok(ractor::rpc::CallResult::Success(x)) => x?,
+            _ => return Err(MemoryError::Unavailable.into()),
+        };
+        self.turn.spend(usage);
+        let texts: Vec<String> = records.iter().map(|r| r.text.clone()).collect();
+        let events: Vec<u64> = records.iter().map(|r| r.event).collect();
+        self.step(
+            "memory_recall",
+            texts.join("\n"),
+            Some(json!({ "query": query, "events": events })),
+        );
+        Ok(texts)
+    }
+
+    /// Everything this character has seen since event `after`, in order (MIRAGE reads the whole
+    /// conversation rather than a top-k).
+    pub async fn history(&self, after: Option<u64>) -> Result<Vec<Recalled>, AgentError> {
+        let agent = self.name().to_string();
+        match self
+            .memory
+            .call(
+                |reply| MemoryMsg::History {
+                    agent,
+                    after,
+                    reply,
+                },
+                None,
+            )
+            .await
+        {
+            Ok(ractor::rpc::CallResult::Success(x)) => Ok(x),
+            _ => Err(MemoryError::Unavailable.into()),
+        }
+    }
+
+    /// One structured call that chooses one of `choices` (field `key`) and says why (field `text_key`):
+    /// the shape of asking, voting and multiple choice. The gateway has already checked the choice is one
+    /// of the allowed values.
+    pub async fn pick(
+        &mut self,
+        purpose: &str,
+        user: String,
+        (key, choices): (&str, &[String]),
+        text_key: &str,
+        max_tokens: u32,
+        phase: Phase,
+    ) -> Result<(String, String), AgentError> {
+        let s = schema(
+            purpose,
+            json!({"type": "object", "properties": {key: {"type": "string", "enum": choices}, text_key: {"type": "string"}}, "required": [key, text_key], "additionalProperties": false}),
+        );
+        let (_, v) = self.call(purpose, user, max_tokens, Some(s), phase).await?;
+        let v = v.unwrap_or(Value::Null);
+        let chosen = v[key]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| choices.first().cloned())
+            .unwrap_or_default();
+        Ok((chosen, v[text_key].as_str().unwrap_or_default().to_string()))
+    }
+
+    /// The host's phrasing in the script's language (queries, name lists).
+    pub fn lines(&self) -> HostLines {
+        HostLines(self.view.language())
+    }
+
+    /// The victims' names joined as a sentence would ("A and B").
+    pub fn victim_names(&self) -> String {
+        let names: Vec<&str> = self
+            .view
+            .victims()
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect();
+        self.lines().join(&names)
+    }
+}

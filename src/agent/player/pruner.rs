@@ -1,0 +1,335 @@
+//! Sensing and pruning: every sensor on every other player, then each victim's suspicion state and
+//! suspect list updated from the readings; and whom to question next.
+
+use serde_json::{json, Map, Value};
+
+use super::options::argmax;
+use super::options::choose_option;
+use super::sensors::{sensors, Sensor};
+use super::suspicion::{
+    informative, priority, round3, suspect_list, update_suspicion, Reading, VictimState, PRIOR,
+};
+use super::vars::{OptionLine, SensorPrompt};
+use super::{joined, killed, lang, script_about, Player, SCRIPT_FACTS, SENSOR_TOKENS};
+use crate::agent::context::{schema, Context};
+use crate::agent::AgentError;
+use crate::llm::{Phase, ResponseSchema};
+use crate::script::{option_letter, Language};
+
+impl Player {
+    /// Sets up the suspicion state on first use: every other player suspected of every victim at the
+    /// prior, as the paper's roster starts with everyone but oneself.
+    pub(super) fn ensure_state(&mut self, cx: &Context) {
+        if !self.victims.is_empty() {
+            return;
+        }
+        let others = others(cx);
+        let mut names: Vec<String> = cx.view().victims().iter().map(|v| v.name.clone()).collect();
+        if names.is_empty() {
+            names.push(
+                match lang(cx) {
+                    Language::En => "the victim",
+                    Language::Zh => "死者",
+                }
+                .to_string(),
+            );
+        }
+        self.victims = names
+            .into_iter()
+            .map(|name| VictimState {
+                name,
+                suspicion: others.iter().map(|o| (o.clone(), PRIOR)).collect(),
+                suspects: others.clone(),
+            })
+            .collect();
+    }
+
+    pub(super) fn victim_names(&self) -> Vec<String> {
+        self.victims.iter().map(|v| v.name.clone()).collect()
+    }
+
+    /// Runs every sensor on every other player, then the pruner. `round` is `None` for the update before the
+    /// vote.
+    pub(super) async fn sense_and_prune(
+        &mut self,
+        cx: &mut Context,
+        round: Option<u32>,
+    ) -> Result<(), AgentError> {
+        let sensors = sensors()?;
+        self.ensure_state(cx);
+        let victims = self.victim_names();
+        let all_victims = joined(cx, &victims);
+        for target in others(cx) {
+            let query = cx.lines().query_about(&target, &all_victims);
+            let dialog = cx.recall_texts(&query, Phase::Gameplay).await?;
+            for sensor in sensors {
+                let about: Vec<&str> = if sensor.per_victim {
+                    victims.iter().map(String::as_str).collect()
+                } else {
+                    vec![all_victims.as_str()]
+                };
+                for victim in about {
+                    self.read_sensor(cx, sensor, (&target, victim), &dialog, round)
+                        .await?;
+                }
+            }
+        }
+        self.prune(cx, sensors, round);
+        Ok(())
+    }
+
+    /// One sensor call about `target` (and `victim`), recorded as a `sensor` event and kept as the latest
+    /// reading.
+    async fn read_sensor(
+        &mut self,
+        cx: &mut Context,
+        sensor: &Sensor,
+        (target, victim): (&str, &str),
+        dialog: &[String],
+        round: Option<u32>,
+    ) -> Result<(), AgentError> {
+        let lang = lang(cx);
+        let script = script_about(cx.view(), &format!("{target} {victim}"), SCRIPT_FACTS);
+        let letters: Vec<String> = (0..sensor.choices.len()).map(option_letter).collect();
+        let prompt = SensorPrompt {
+            target,
+            victim,
+            murderer: cx.murderer(),
+            killed: if sensor.per_victim {
+                killed(cx.view(), victim)
+            } else {
+                cx.murderer()
+            },
+            script: &script,
+            dialog,
+            options: sensor
+                .choices
+                .iter()
+                .zip(&letters)
+                .map(|(c, l)| OptionLine {
+                    letter: l.clone(),
+                    label: c.label.get(lang),
+                    hint: c.hint.get(lang),
+                })
+                .collect(),
+            question: sensor
+                .question
+                .get(lang)
+                .replace("{target}", target)
+                .replace("{victim}", victim),
+        };
+        let user = cx.prompts().render("sensor", &prompt)?;
+        let (_, parsed, logprobs) = cx
+            .call_full(
+                None,
+                "sensor",
+                user,
+                SENSOR_TOKENS,
+                Some(sensor_schema(&letters)),
+                Phase::Gameplay,
+                true,
+            )
+            .await?;
+        let parsed_letter = parsed
+            .as_ref()
+            .and_then(|v| v["choice"].as_str())
+            .map(str::to_string);
+        let reason = parsed
+            .as_ref()
+            .and_then(|v| v["reason"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let pick = choose_option(&letters, parsed_letter.as_deref(), logprobs.as_deref());
+        let label = sensor
+            .choices
+            .get(pick.index)
+            .map(|c| c.label.get(lang).to_string())
+            .unwrap_or_default();
+        let probabilities: Map<String, Value> = sensor
+            .choices
+            .iter()
+            .zip(&pick.probs)
+            .map(|(c, p)| (c.label.get(lang).to_string(), json!(round3(*p))))
+            .collect();
+        let about = if sensor.per_victim {
+            format!(" · {victim}")
+        } else {
+            String::new()
+        };
+        cx.step(
+            "sensor",
+            format!(
+                "{} · {target}{about}: {label} [{}]",
+                sensor.title.get(lang),
+                pick.method.as_str()
+            ),
+            Some(json!({
+                "round": round,
+                "target": target,
+                "sensor": sensor.name,
+                "victim": sensor.per_victim.then_some(victim),
+                "value": label,
+                "method": pick.method.as_str(),
+                "parsed": parsed_letter,
+                "probabilities": probabilities,
+                "reason": reason,
+            })),
+        );
+        self.readings.insert(
+            (
+                sensor.name.clone(),
+                target.to_string(),
+                sensor.victim_key(victim).to_string(),
+            ),
+            Reading {
+                choice: pick.index,
+                probs: pick.probs,
+                method: pick.method,
+            },
+        );
+        Ok(())
+    }
+
+    /// Updates every victim's suspicion state and suspect list from the latest readings and publishes a
+    /// `suspects` event per victim.
+    fn prune(&mut self, cx: &mut Context, sensors: &[Sensor], round: Option<u32>) {
+        let lang = lang(cx);
+        let others = others(cx);
+        for k in 0..self.victims.len() {
+            let victim = self.victims[k].name.clone();
+            let before = self.victims[k].suspects.clone();
+            let mut rows: Vec<(String, f64)> = Vec::new();
+            let mut reasons = Map::new();
+            for j in &others {
+                let prev = self.victims[k].suspicion.get(j).copied().unwrap_or(PRIOR);
+                let x = self.evidence(sensors, j, &victim);
+                let s = x.map_or(prev, |x| update_suspicion(prev, x));
+                self.victims[k].suspicion.insert(j.clone(), s);
+                let v = self.information_value(sensors, j);
+                let q = self.asked.get(j).copied().unwrap_or(0);
+                let p_inf = informative(v, q);
+                let pi = priority(s, p_inf);
+                let readings: Map<String, Value> = sensors
+                    .iter()
+                    .filter_map(|sn| {
+                        let r = self.reading(sn, j, &victim)?;
+                        let c = sn.choices.get(r.choice)?;
+                        Some((
+                            sn.name.clone(),
+                            json!({"value": c.label.get(lang), "method": r.method.as_str()}),
+                        ))
+                    })
+                    .collect();
+                reasons.insert(
+                    j.clone(),
+                    json!({
+                        "suspicion": round3(s),
+                        "previous": round3(prev),
+                        "evidence": x.map(round3),
+                        "information": round3(v),
+                        "asked": q,
+                        "p_informative": round3(p_inf),
+                        "priority": round3(pi),
+                        "sensors": readings,
+                    }),
+                );
+                rows.push((j.clone(), pi));
+            }
+            let after = suspect_list(&rows);
+            for (j, r) in reasons.iter_mut() {
+                r["kept"] = json!(after.contains(j));
+            }
+            self.victims[k].suspects = after.clone();
+            let when = match round {
+                Some(r) => format!("round {r}"),
+                None => "vote".to_string(),
+            };
+            cx.step(
+                "suspects",
+                format!(
+                    "{victim} ({when}): {} (was: {})",
+                    after.join(", "),
+                    before.join(", ")
+                ),
+                Some(json!({
+                    "round": round,
+                    "victim": victim,
+                    "before": before,
+                    "after": after,
+                    "reasons": reasons,
+                })),
+            );
+        }
+    }
+
+    /// Whom to question and about which victim: among the candidates on a suspect list (every candidate if
+    /// none is), the highest priority with the questions asked so far, then the fewest questions, then cast
+    /// order. Returns the player, the victim index and each considered player's priority.
+    pub(super) fn choose_target(
+        &self,
+        sensors: &[Sensor],
+        candidates: &[String],
+    ) -> Option<(String, usize, Map<String, Value>)> {
+        let listed: Vec<&String> = candidates
+            .iter()
+            .filter(|c| self.victims.iter().any(|v| v.suspects.contains(c)))
+            .collect();
+        let pool: Vec<&String> = if listed.is_empty() {
+            candidates.iter().collect()
+        } else {
+            listed
+        };
+        let mut scores = Map::new();
+        let mut best: Option<(String, usize, f64, u32)> = None;
+        for c in pool {
+            let on_any = self.victims.iter().any(|v| v.suspects.contains(c));
+            let mut top: Option<(usize, f64)> = None;
+            for (k, v) in self.victims.iter().enumerate() {
+                if on_any && !v.suspects.contains(c) {
+                    continue;
+                }
+                let p = self.priority_now(sensors, k, c);
+                if top.is_none_or(|(_, b)| p > b) {
+                    top = Some((k, p));
+                }
+            }
+            let Some((k, p)) = top else { continue };
+            scores.insert(c.clone(), json!(round3(p)));
+            let q = self.asked.get(c).copied().unwrap_or(0);
+            let better = match &best {
+                None => true,
+                Some((_, _, bp, bq)) => p > *bp || (p == *bp && q < *bq),
+            };
+            if better {
+                best = Some((c.clone(), k, p, q));
+            }
+        }
+        best.map(|(c, k, _, _)| (c, k, scores))
+    }
+
+    /// The victim `target` is most suspected of (the first on ties).
+    pub(super) fn likeliest_victim(&self, target: &str) -> usize {
+        let s: Vec<f64> = self
+            .victims
+            .iter()
+            .map(|v| v.suspicion.get(target).copied().unwrap_or(PRIOR))
+            .collect();
+        argmax(&s)
+    }
+}
+
+/// The other players, in cast order.
+fn others(cx: &Context) -> Vec<String> {
+    cx.view().others().map(str::to_string).collect()
+}
+
+/// A sensor answer: the option letter first (its token's log-probabilities are the reading), then why.
+fn sensor_schema(letters: &[String]) -> ResponseSchema {
+    schema(
+        "sensor",
+        json!({"type": "object", "properties": {
+            "choice": {"type": "string", "enum": letters},
+            "reason": {"type": "string"}
+        }, "required": ["choice", "reason"], "additionalProperties": false}),
+    )
+}
