@@ -6,7 +6,8 @@
 //! wall-clock duration and the game's spec, which records paths and versions), and a few readable
 //! figures so a reviewer sees *what* moved. The lines are pinned with `insta`: any change of behaviour
 //! fails here, and a change that moves a digest is made on purpose, with the reason in its commit
-//! message (`cargo insta review`, or `INSTA_UPDATE=always cargo test --test golden`).
+//! message (`cargo insta review`, or `INSTA_UPDATE=always cargo test --test golden`). One more game
+//! pair pins the LLM judge.
 
 mod common;
 
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use sleuth::agent::Framework;
-use sleuth::game::{self, GameConfig, Protocol, ProtocolSettings};
+use sleuth::game::{self, GameConfig, JudgeChoice, Protocol, ProtocolSettings};
 use sleuth::llm::Gateway;
 use sleuth::script::import::{mirage, wellplay};
 use sleuth::script::Script;
@@ -52,11 +53,13 @@ async fn golden_line(
     script: Arc<Script>,
     protocol: Protocol,
     framework: Framework,
+    judge: JudgeChoice,
     gw: Gateway,
     dir: &Path,
 ) -> String {
     let path = dir.join(format!("{protocol}-{framework}.jsonl"));
     let config = GameConfig {
+        judge,
         game_id: format!("golden-{protocol}-{framework}"),
         seed: SEED,
         protocol: settings(protocol),
@@ -104,9 +107,16 @@ async fn golden(script: Script) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut lines = Vec::new();
     for chunk in pairs().chunks(2) {
-        let games = chunk
-            .iter()
-            .map(|&(p, f)| golden_line(script.clone(), p, f, gw.clone(), dir.path()));
+        let games = chunk.iter().map(|&(p, f)| {
+            golden_line(
+                script.clone(),
+                p,
+                f,
+                JudgeChoice::default(),
+                gw.clone(),
+                dir.path(),
+            )
+        });
         lines.extend(futures::future::join_all(games).await);
     }
     lines.join("\n") + "\n"
@@ -149,4 +159,34 @@ async fn golden_imported_mirage_sample() {
     let s = mirage::import(&d.join("mirage-sample/The Eastern Star Cruise Ship"), &opts)
         .expect("MIRAGE sample imports");
     insta::assert_snapshot!(golden(s).await);
+}
+
+/// The LLM judge (the simulated model as judge): factual and rationale grading under ThinkThrice, ICI
+/// and SCI under MIRAGE. Its sample indices follow the one scheme of `llm::SampleCounter` (game seed,
+/// `judge`, the judge's own call counter), pinned here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn golden_llm_judge() {
+    let script = Arc::new(example("night-ferry.toml"));
+    let gw = common::simulated_gateway().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let judge = || JudgeChoice::Llm(sleuth::llm::simulated::MODEL.to_string());
+    let (a, b) = tokio::join!(
+        golden_line(
+            script.clone(),
+            Protocol::ThinkThrice,
+            Framework::Ocot,
+            judge(),
+            gw.clone(),
+            dir.path()
+        ),
+        golden_line(
+            script.clone(),
+            Protocol::Mirage,
+            Framework::Mirage,
+            judge(),
+            gw.clone(),
+            dir.path()
+        ),
+    );
+    insta::assert_snapshot!(format!("{a}\n{b}\n"));
 }

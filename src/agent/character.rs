@@ -105,7 +105,9 @@ pub struct CharacterArgs {
     pub prompts: Arc<Prompts>,
     pub game_id: String,
     pub seed: u64,
-    /// Test hook: panic while handling this request number (0-based), to exercise supervision.
+    /// Test hook: panic while handling this request number (0-based), to exercise supervision. Only
+    /// with the `test-hooks` feature (the test suite's); user builds carry no fault injection.
+    #[cfg(feature = "test-hooks")]
     pub panic_on_request: Option<u64>,
 }
 
@@ -117,7 +119,9 @@ pub struct Character;
 pub struct State {
     agent: Box<dyn Agent>,
     cx: Context,
+    #[cfg(feature = "test-hooks")]
     requests: u64,
+    #[cfg(feature = "test-hooks")]
     panic_on_request: Option<u64>,
 }
 
@@ -153,7 +157,9 @@ impl Actor for Character {
         Ok(State {
             agent,
             cx,
+            #[cfg(feature = "test-hooks")]
             requests: 0,
+            #[cfg(feature = "test-hooks")]
             panic_on_request: args.panic_on_request,
         })
     }
@@ -164,13 +170,16 @@ impl Actor for Character {
         msg: CharacterMsg,
         st: &mut State,
     ) -> Result<(), ActorProcessingErr> {
-        let n = st.requests;
-        st.requests += 1;
-        if st.panic_on_request == Some(n) {
-            panic!(
-                "injected fault: character {} crashed on request {n}",
-                st.cx.name()
-            );
+        #[cfg(feature = "test-hooks")]
+        {
+            let n = st.requests;
+            st.requests += 1;
+            if st.panic_on_request == Some(n) {
+                panic!(
+                    "injected fault: character {} crashed on request {n}",
+                    st.cx.name()
+                );
+            }
         }
         let (agent, cx) = (&mut st.agent, &mut st.cx);
         cx.begin_turn();

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use minijinja::context;
 use ractor::ActorRef;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use super::config::{AgentConfig, AgentError};
 use super::framework::Framework;
@@ -18,7 +17,9 @@ use super::prompts::{PromptError, Prompts};
 use super::turn::{Turn, TurnBuilder};
 use super::view::CharacterView;
 use crate::game::{HostLines, ProtocolSettings};
-use crate::llm::{CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, TokenLogprob};
+use crate::llm::{
+    CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, SampleCounter, TokenLogprob,
+};
 use crate::memory::{MemoryError, MemoryMsg, Recalled};
 
 /// The handles a context is built from.
@@ -44,13 +45,12 @@ pub struct Context {
     memory: ActorRef<MemoryMsg>,
     prompts: Arc<Prompts>,
     game_id: String,
-    seed: u64,
     /// Whether recall returns nothing: ThinkThrice without MR, and the no-play references.
     memoryless: bool,
     /// The system prompt: the framework's persona and the character's script as released so far.
     system: String,
-    /// Chat calls made so far: with the game seed and the name, makes every sample index reproducible.
-    calls: u64,
+    /// This character's sample indices: (game seed, its name, its own call counter).
+    samples: SampleCounter,
     turn: TurnBuilder,
 }
 
@@ -65,6 +65,7 @@ impl Context {
             Framework::ThinkThrice => !a.config.modules.mr,
             f => !f.plays(),
         };
+        let samples = SampleCounter::new(a.seed, a.view.name());
         Context {
             framework: a.framework,
             protocol: a.protocol,
@@ -74,10 +75,9 @@ impl Context {
             memory: a.memory,
             prompts: a.prompts,
             game_id: a.game_id,
-            seed: a.seed,
             memoryless,
             system: String::new(),
-            calls: 0,
+            samples,
             turn: TurnBuilder::default(),
         }
     }
@@ -178,15 +178,9 @@ impl Context {
         }
     }
 
-    /// The sample index of the next call: a hash of (game seed, agent, call number).
+    /// The sample index of the next call (the scheme of `llm::SampleCounter`).
     fn next_sample(&mut self) -> u64 {
-        let mut h = Sha256::new();
-        h.update(self.seed.to_le_bytes());
-        h.update(self.view.name().as_bytes());
-        h.update(self.calls.to_le_bytes());
-        self.calls += 1;
-        let d = h.finalize();
-        u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+        self.samples.next_index()
     }
 
     /// One call with the character's system prompt: the reply's text and its parsed JSON, if any.

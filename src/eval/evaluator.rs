@@ -18,6 +18,7 @@ use crate::game::{
     choice_correct, request_turn, ChoiceScores, ChoiceTally, Draft, FactualScores, GameError,
     Judges, MirageOutcome, MirageScores, Transcript,
 };
+use crate::llm::SampleCounter;
 use crate::script::{option_letter, Script};
 
 /// What evaluation found.
@@ -56,6 +57,9 @@ pub struct EvaluatorArgs {
     /// Minimum rationale score for informed accuracy.
     pub rationale_threshold: u8,
     pub game_id: String,
+    /// The judge's sample indices: (game seed, `judge`, the judge's own call counter), so a replay
+    /// meets the same indices whatever else changed in the transcript.
+    pub judge_samples: SampleCounter,
     pub progress: Option<indicatif::ProgressBar>,
 }
 
@@ -106,7 +110,7 @@ fn push(st: &EvaluatorArgs, t: &mut Transcript, d: Draft) -> Result<u64, GameErr
 }
 
 async fn evaluate(
-    st: &EvaluatorArgs,
+    st: &mut EvaluatorArgs,
     t: &mut Transcript,
     mirage: Option<&MirageOutcome>,
 ) -> Result<EvalReport, GameError> {
@@ -135,7 +139,7 @@ async fn evaluate(
             for step in std::mem::take(&mut turn.steps) {
                 push(st, t, step)?;
             }
-            let seq = t.events().len() as u64;
+            let seq = st.judge_samples.next_index();
             let verdict = st
                 .judges
                 .factual
@@ -177,7 +181,7 @@ async fn evaluate(
             }
             let choice = turn.choice.clone().unwrap_or_default();
             let correct = q.answer_index().is_some_and(|i| option_letter(i) == choice);
-            let seq = t.events().len() as u64;
+            let seq = st.judge_samples.next_index();
             let rationale = st
                 .judges
                 .rationale
@@ -242,8 +246,15 @@ async fn evaluate(
         choice,
         mirage: match mirage {
             Some(outcome) => Some(
-                super::mirage::score(&st.script, &st.judges.mirage, &st.game_id, t, outcome)
-                    .await?,
+                super::mirage::score(
+                    &st.script,
+                    &st.judges.mirage,
+                    &st.game_id,
+                    &mut st.judge_samples,
+                    t,
+                    outcome,
+                )
+                .await?,
             ),
             None => None,
         },

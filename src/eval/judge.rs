@@ -55,7 +55,7 @@ impl LlmJudge {
     async fn ask<S: Serialize>(
         &self,
         game: &str,
-        seq: u64,
+        sample: u64,
         purpose: &str,
         vars: S,
         schema: Value,
@@ -85,7 +85,7 @@ impl LlmJudge {
             max_tokens,
             schema: Some(ResponseSchema::json(&call, schema)),
             logprobs: false,
-            sample: seq,
+            sample,
         };
         let tags = CallTags {
             game: game.into(),
@@ -140,7 +140,7 @@ impl Judge {
     pub async fn grade(
         &self,
         game: &str,
-        seq: u64,
+        sample: u64,
         question: &str,
         reference: &str,
         candidate: &str,
@@ -157,7 +157,7 @@ impl Judge {
             Judge::Llm(j) => {
                 let schema = json!({"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": false});
                 let vars = context! { question => question, reference => reference, candidate => candidate };
-                let (v, usage) = j.ask(game, seq, "factual", vars, schema, 20).await?;
+                let (v, usage) = j.ask(game, sample, "factual", vars, schema, 20).await?;
                 let correct = v["correct"].as_bool().unwrap_or(false);
                 Ok(Verdict {
                     correct,
@@ -175,7 +175,7 @@ impl Judge {
     pub async fn grade_rationale(
         &self,
         game: &str,
-        seq: u64,
+        sample: u64,
         question: &str,
         reference: &str,
         candidate: &str,
@@ -191,7 +191,7 @@ impl Judge {
                     "reason": {"type": "string"}
                 }, "required": ["score", "reason"], "additionalProperties": false});
                 let vars = context! { question => question, reference => reference, candidate => candidate };
-                let (v, usage) = j.ask(game, seq, "rationale", vars, schema, 150).await?;
+                let (v, usage) = j.ask(game, sample, "rationale", vars, schema, 150).await?;
                 let score = v["score"]
                     .as_u64()
                     .map(|s| s.clamp(1, 5) as u8)
@@ -206,7 +206,7 @@ impl Judge {
     pub async fn score_ability(
         &self,
         game: &str,
-        seq: u64,
+        sample: u64,
         view: &CharacterView<'_>,
         ability: &str,
     ) -> Result<Option<(f64, Usage)>, LlmError> {
@@ -218,7 +218,7 @@ impl Judge {
             "score": {"type": "integer", "minimum": 0, "maximum": 20}
         }, "required": ["analysis", "score"], "additionalProperties": false});
         let vars = context! { ability => ability, ..minijinja::Value::from_serialize(view) };
-        let (v, usage) = j.ask(game, seq, "ability", vars, schema, 300).await?;
+        let (v, usage) = j.ask(game, sample, "ability", vars, schema, 300).await?;
         let score = v["score"].as_f64().unwrap_or(0.0).clamp(0.0, 20.0);
         Ok(Some((score, usage)))
     }
@@ -229,7 +229,7 @@ impl Judge {
     pub async fn reconstruct_script(
         &self,
         game: &str,
-        seq: u64,
+        sample: u64,
         view: &CharacterView<'_>,
     ) -> Result<Option<(String, Usage)>, LlmError> {
         let Judge::Llm(j) = self else {
@@ -239,7 +239,9 @@ impl Judge {
             "reasoning": {"type": "string"},
             "script": {"type": "string"}
         }, "required": ["reasoning", "script"], "additionalProperties": false});
-        let (v, usage) = j.ask(game, seq, "reconstruct", view, schema, 600).await?;
+        let (v, usage) = j
+            .ask(game, sample, "reconstruct", view, schema, 600)
+            .await?;
         let script = v["script"].as_str().unwrap_or_default().to_string();
         Ok(Some((script, usage)))
     }

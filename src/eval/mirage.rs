@@ -17,7 +17,7 @@ use super::rouge::rouge_l;
 use crate::game::{
     Draft, GameError, MirageCharacterScores, MirageOutcome, MirageScores, Transcript, Visibility,
 };
-use crate::llm::Usage;
+use crate::llm::{SampleCounter, Usage};
 use crate::script::{Language, Script};
 
 /// The four ICI abilities and the SCI role-play criterion, as the judge is asked about them.
@@ -50,6 +50,7 @@ pub(super) async fn score(
     script: &Script,
     judge: &Judge,
     game_id: &str,
+    samples: &mut SampleCounter,
     t: &mut Transcript,
     outcome: &MirageOutcome,
 ) -> Result<MirageScores, GameError> {
@@ -117,7 +118,7 @@ pub(super) async fn score(
         let asked = abilities(lang);
         let mut scores = Vec::new();
         for ability in asked {
-            let seq = t.events().len() as u64;
+            let seq = samples.next_index();
             match judge
                 .score_ability(game_id, seq, &view, ability)
                 .await
@@ -140,7 +141,7 @@ pub(super) async fn score(
             s.abilities = Some([ra, cc, dobs, ct]);
             s.ici = Some(ici([ra, cc, dobs, ct]));
             s.role_play = Some(rp);
-            let seq = t.events().len() as u64;
+            let seq = samples.next_index();
             if let Some((rebuilt, usage)) = judge
                 .reconstruct_script(game_id, seq, &view)
                 .await

@@ -85,8 +85,9 @@ pub struct GameConfig {
     /// different server may answer differently); `None` for the in-process simulated model.
     pub base_url: Option<String>,
     pub progress: Option<indicatif::ProgressBar>,
-    /// Test hook: (character, request number) at which that character panics.
-    #[doc(hidden)]
+    /// Test hook: (character, request number) at which that character panics. Exists only with the
+    /// `test-hooks` feature, which the test suite enables and no user build does.
+    #[cfg(feature = "test-hooks")]
     pub inject_panic: Option<(String, u64)>,
 }
 
@@ -110,6 +111,7 @@ impl Default for GameConfig {
             script_path: None,
             base_url: None,
             progress: None,
+            #[cfg(feature = "test-hooks")]
             inject_panic: None,
         }
     }

@@ -201,7 +201,8 @@ impl GameConfig {
             script_path,
             base_url,
             progress: _,
-            inject_panic: _,
+            #[cfg(feature = "test-hooks")]
+                inject_panic: _,
         } = self.clone();
         GameSpec {
             script: ScriptRef::new(script, script_path.as_deref()),

@@ -20,7 +20,7 @@ use crate::agent::{
     Character, CharacterArgs, CharacterMsg, CharacterView, Framework, OmniscientView, Prompts,
 };
 use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg};
-use crate::llm::{Gateway, Phase, Usage};
+use crate::llm::{Gateway, Phase, SampleCounter, Usage};
 use crate::memory::{MemoryIndex, SharedEmbedder};
 use crate::script::Script;
 use crate::telemetry as tm;
@@ -76,6 +76,7 @@ impl Actor for GameActor {
         children.push(memory.get_cell());
         let mut characters: Vec<(String, ActorRef<CharacterMsg>)> = Vec::new();
         for c in &args.script.characters {
+            #[cfg(feature = "test-hooks")]
             let panic_on_request = args
                 .config
                 .inject_panic
@@ -99,6 +100,7 @@ impl Actor for GameActor {
                 prompts,
                 game_id: args.config.game_id.clone(),
                 seed: args.config.seed,
+                #[cfg(feature = "test-hooks")]
                 panic_on_request,
             };
             let (a, _) = Actor::spawn_linked(None, Character, cargs, cell.clone()).await?;
@@ -125,6 +127,7 @@ impl Actor for GameActor {
             choice_repeats: args.config.eval_repeats.max(1),
             rationale_threshold: args.config.rationale_threshold,
             game_id: args.config.game_id.clone(),
+            judge_samples: SampleCounter::new(args.config.seed, "judge"),
             progress: args.config.progress.clone(),
         };
         let (evaluator, _) = Actor::spawn_linked(None, Evaluator, eval_args, cell.clone()).await?;

@@ -5,6 +5,7 @@ mod gateway;
 mod openai;
 mod pricing;
 mod provider;
+mod sample;
 mod schema;
 mod sections;
 pub mod simulated;
@@ -15,6 +16,7 @@ pub use gateway::{backoff, ChatOutcome, EmbedOutcome, Gateway, GatewayConfig, Ll
 pub use openai::{parse_retry_after, OpenAiProvider, OpenAiSettings, DEFAULT_KEY_ENV};
 pub use pricing::{ModelPrice, Pricing, PricingError};
 pub use provider::{EmbedResponse, Provider, ProviderError, SharedProvider, SimulatedProvider};
+pub use sample::{sample_index, SampleCounter};
 pub use schema::parse_structured;
 pub use sections::{
     parse_sections, sections_schema_line, split_sections, Sections, SECTIONS_SCHEMA_MARKER,

@@ -5,13 +5,12 @@ use std::path::PathBuf;
 
 use minijinja::context;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use super::screen::{Proposal, Screen, Verdict};
 use super::{GenerateError, CALL_PURPOSE, FRAMEWORK, PURPOSE};
 use crate::agent::Prompts;
 use crate::llm::{
-    simulated, CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, Usage,
+    simulated, CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, SampleCounter, Usage,
 };
 use crate::script::{Character, FactualQuestion, Script};
 
@@ -128,6 +127,8 @@ async fn generate_for(
     }
     let cap = 2 * target.div_ceil(batch) + 2;
     let mut barren = 0;
+    // The generator's own identity per character: the shared scheme of `llm::SampleCounter`.
+    let mut samples = SampleCounter::new(opts.seed, format!("{CALL_PURPOSE}/{}", character.name));
     while screen.kept().len() < target && report.calls < cap && barren < 2 {
         let known = screen.known_questions();
         let user = prompts.render(
@@ -150,7 +151,7 @@ async fn generate_for(
                 batch_schema(batch),
             )),
             logprobs: false,
-            sample: sample_index(opts.seed, &character.name, report.calls as u64),
+            sample: samples.next_index(),
         };
         let tags = CallTags {
             game: "questions".into(),
@@ -230,18 +231,6 @@ fn batch_schema(n: usize) -> Value {
     })
 }
 
-/// The sample index of call `call` for `character`: reproducible per seed, distinct per call.
-fn sample_index(seed: u64, character: &str, call: u64) -> u64 {
-    let mut h = Sha256::new();
-    h.update(CALL_PURPOSE.as_bytes());
-    h.update(seed.to_le_bytes());
-    h.update(character.as_bytes());
-    h.update([0]);
-    h.update(call.to_le_bytes());
-    let d = h.finalize();
-    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-}
-
 /// The proposals in a reply (missing fields read as empty).
 fn proposals(json: Option<&Value>) -> Vec<Proposal> {
     let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -258,17 +247,4 @@ fn proposals(json: Option<&Value>) -> Vec<Proposal> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sample_indices_are_reproducible_and_distinct() {
-        assert_eq!(sample_index(7, "Ada", 0), sample_index(7, "Ada", 0));
-        assert_ne!(sample_index(7, "Ada", 0), sample_index(7, "Ada", 1));
-        assert_ne!(sample_index(7, "Ada", 0), sample_index(7, "Ben", 0));
-        assert_ne!(sample_index(7, "Ada", 0), sample_index(8, "Ada", 0));
-    }
 }
