@@ -10,3 +10,5 @@ scripts/ensure-fonts.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins --tests
+# Doc tests: the compile-fail examples show that an agent cannot reach the truth (agent/view.rs).
+cargo test --doc
