@@ -12,6 +12,8 @@ pub mod memory;
 pub mod mockllm;
 pub mod questions;
 pub mod report;
+pub mod rules;
 pub mod script;
 pub mod telemetry;
 pub mod text;
+pub mod transcript;

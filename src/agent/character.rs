@@ -17,9 +17,9 @@ use super::prompts::Prompts;
 use super::registry;
 use super::turn::Turn;
 use super::view::{CharacterView, OmniscientView};
-use crate::game::{Protocol, ProtocolSettings};
 use crate::llm::Gateway;
 use crate::memory::MemoryMsg;
+use crate::rules::{Protocol, ProtocolSettings};
 
 /// The reply port of every request.
 type Reply<T = Turn> = RpcReplyPort<Result<T, AgentError>>;

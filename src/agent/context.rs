@@ -16,11 +16,11 @@ use super::framework::Framework;
 use super::prompts::{PromptError, Prompts};
 use super::turn::{Turn, TurnBuilder};
 use super::view::CharacterView;
-use crate::game::{HostLines, ProtocolSettings};
 use crate::llm::{
     CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, SampleCounter, TokenLogprob,
 };
 use crate::memory::{MemoryError, MemoryMsg, Recalled};
+use crate::rules::{HostLines, ProtocolSettings};
 
 /// The handles a context is built from.
 pub(super) struct ContextArgs {

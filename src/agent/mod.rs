@@ -3,6 +3,7 @@
 //! - `character`: the actor, its requests and their replies ([`Turn`]); it knows no framework.
 //! - `registry`: which agent plays each framework (the one place to register a new one).
 //! - `interface`: the [`Agent`](interface::Agent) trait every framework implements.
+//! - `request`: asking a character actor for a turn ([`request_turn`]), for the game and the evaluator.
 //! - `context`: what every framework shares: calling the model, recalling memory, picking an option,
 //!   recording the turn's private steps, sample indices and call tags.
 //! - `view`: what a character may know ([`CharacterView`]); the omniscient reference's
@@ -25,6 +26,7 @@ mod player;
 mod prompts;
 mod reference;
 mod registry;
+mod request;
 mod thinkthrice;
 mod turn;
 mod view;
@@ -36,6 +38,7 @@ pub use framework::{Framework, FrameworkError, EVAL_PURPOSES};
 pub use interface::ClueChoice;
 pub use modules::{Modules, ModulesError};
 pub use prompts::{builtin, PromptError, Prompts};
+pub use request::{request_turn, RequestError};
 pub use thinkthrice::PURPOSES;
 pub use turn::Turn;
 pub use view::{CastMember, CharacterView, OmniscientView, ScriptCard, VictimCard, ViewError};

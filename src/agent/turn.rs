@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::game::Draft;
 use crate::llm::Usage;
+use crate::transcript::Draft;
 
 /// A character's reply to one request.
 #[derive(Debug, Clone, Default)]

@@ -92,3 +92,27 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(&args),
     }
 }
+
+/// The numeric settings the types do not bound, named by their flags (a spec file holds the same).
+/// Here, not in `play` or `replay`, because both check a spec with it: one built from flags, one read
+/// from a file.
+fn check_ranges(spec: &crate::game::GameSpec) -> Result<()> {
+    if spec.protocol.wellplay.questions_per_round == 0 {
+        anyhow::bail!("--questions-per-round must be at least 1");
+    }
+    if spec.eval_repeats == 0 {
+        anyhow::bail!("--eval-repeats must be at least 1");
+    }
+    if !(1..=5).contains(&spec.rationale_threshold) {
+        anyhow::bail!(
+            "--rationale-threshold must be between 1 and 5, got {}",
+            spec.rationale_threshold
+        );
+    }
+    if let crate::game::JudgeChoice::Lexical { threshold } = spec.judge {
+        if !(0.0..=1.0).contains(&threshold) {
+            anyhow::bail!("--judge-threshold must be between 0 and 1, got {threshold}");
+        }
+    }
+    Ok(())
+}

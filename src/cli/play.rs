@@ -312,30 +312,8 @@ fn spec_from_flags(a: &PlayArgs) -> Result<(GameSpec, Arc<Script>)> {
             .map(|p| p.to_string_lossy().into_owned()),
         provider: a.llm.endpoint(),
     };
-    check_ranges(&spec)?;
+    super::check_ranges(&spec)?;
     Ok((spec, Arc::new(script)))
-}
-
-/// The numeric settings the types do not bound, named by their flags (a spec file holds the same).
-pub(super) fn check_ranges(spec: &GameSpec) -> Result<()> {
-    if spec.protocol.wellplay.questions_per_round == 0 {
-        bail!("--questions-per-round must be at least 1");
-    }
-    if spec.eval_repeats == 0 {
-        bail!("--eval-repeats must be at least 1");
-    }
-    if !(1..=5).contains(&spec.rationale_threshold) {
-        bail!(
-            "--rationale-threshold must be between 1 and 5, got {}",
-            spec.rationale_threshold
-        );
-    }
-    if let JudgeChoice::Lexical { threshold } = spec.judge {
-        if !(0.0..=1.0).contains(&threshold) {
-            bail!("--judge-threshold must be between 0 and 1, got {threshold}");
-        }
-    }
-    Ok(())
 }
 
 /// A file-system friendly form of a title.

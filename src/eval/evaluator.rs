@@ -13,13 +13,15 @@ use serde_json::json;
 
 use super::formulas::informed_correct;
 use super::judge::judge_failed;
-use crate::agent::CharacterMsg;
-use crate::game::{
-    choice_correct, request_turn, ChoiceScores, ChoiceTally, Draft, FactualScores, GameError,
-    Judges, MirageOutcome, MirageScores, Transcript,
+use super::judge::Judges;
+use super::scores::{
+    choice_correct, ChoiceScores, ChoiceTally, FactualScores, MirageOutcome, MirageScores,
 };
+use super::EvalError;
+use crate::agent::{request_turn, CharacterMsg};
 use crate::llm::SampleCounter;
 use crate::script::{option_letter, Script};
+use crate::transcript::{Draft, Transcript};
 
 /// What evaluation found.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +45,7 @@ pub enum EvaluatorMsg {
         transcript: Transcript,
         /// What the MIRAGE protocol recorded (trust, suspicion, investigations), for its metrics.
         mirage: Option<MirageOutcome>,
-        reply: RpcReplyPort<(Transcript, Result<EvalReport, GameError>)>,
+        reply: RpcReplyPort<(Transcript, Result<EvalReport, EvalError>)>,
     },
 }
 
@@ -92,7 +94,7 @@ impl Actor for Evaluator {
                 reply,
             } => {
                 let r = evaluate(st, &mut transcript, mirage.as_ref()).await;
-                let r = r.and_then(|rep| transcript.flush().map(|_| rep).map_err(GameError::from));
+                let r = r.and_then(|rep| transcript.flush().map(|_| rep).map_err(EvalError::from));
                 let _ = reply.send((transcript, r));
             }
         }
@@ -102,7 +104,7 @@ impl Actor for Evaluator {
 
 const STAGE: &str = "evaluation";
 
-fn push(st: &EvaluatorArgs, t: &mut Transcript, d: Draft) -> Result<u64, GameError> {
+fn push(st: &EvaluatorArgs, t: &mut Transcript, d: Draft) -> Result<u64, EvalError> {
     if let Some(pb) = &st.progress {
         pb.inc(1);
     }
@@ -113,7 +115,7 @@ async fn evaluate(
     st: &mut EvaluatorArgs,
     t: &mut Transcript,
     mirage: Option<&MirageOutcome>,
-) -> Result<EvalReport, GameError> {
+) -> Result<EvalReport, EvalError> {
     if let Some(pb) = &st.progress {
         pb.set_message("evaluation");
     }
@@ -268,7 +270,7 @@ async fn evaluate(
 async fn choice_questions(
     st: &EvaluatorArgs,
     t: &mut Transcript,
-) -> Result<Option<ChoiceScores>, GameError> {
+) -> Result<Option<ChoiceScores>, EvalError> {
     let mut scores = ChoiceScores {
         repeats: st.choice_repeats,
         ..ChoiceScores::default()

@@ -1,7 +1,7 @@
 //! The per-game evaluation formulas of the three papers, as pure functions:
 //!
 //! - MIRAGE (Appendix B and the detail tables of Appendix C): [`tii`], [`cic`], [`ici`], [`sci`], and
-//!   Victory as [`mean_reciprocal_rank`] of [`crate::game::reciprocal_rank`];
+//!   Victory as [`mean_reciprocal_rank`] of [`crate::eval::scores::reciprocal_rank`];
 //! - ThinkThrice (§6.5): [`informed_correct`];
 //! - PLAYER\* / WellPlay (§3 "Evaluation Metrics", Appendix B.3): [`wellplay_overall`] and
 //!   [`wellplay_category`].
@@ -106,7 +106,7 @@ pub fn cic(investigated: usize, available: usize) -> Option<f64> {
 }
 
 /// Mean reciprocal rank over games: MRR = (1/|G|) Σ_g 1/rank_g, MIRAGE's Victory (Table 2, printed
-/// ×100). Takes the reciprocal ranks themselves (one per game, from [`crate::game::reciprocal_rank`], which
+/// ×100). Takes the reciprocal ranks themselves (one per game, from [`crate::eval::scores::reciprocal_rank`], which
 /// shares tied ranks); a game where the
 /// culprit was not ranked at all contributes 0, the usual MRR convention.
 ///

@@ -11,8 +11,9 @@ use minijinja::context;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::EvalError;
 use crate::agent::Prompts;
-use crate::game::GameError;
+use crate::agent::RequestError;
 use crate::llm::{CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema, Usage};
 use crate::text;
 
@@ -23,10 +24,40 @@ pub const DEFAULT_LEXICAL_THRESHOLD: f64 = 0.5;
 pub const JUDGE_PURPOSES: &[&str] = &["factual", "rationale", "ability", "reconstruct"];
 
 /// A judge call that failed fails the evaluation, reported as the judge's (not a player's) error.
-pub(super) fn judge_failed(e: LlmError) -> GameError {
-    GameError::Agent {
+pub(super) fn judge_failed(e: LlmError) -> EvalError {
+    EvalError::Request(RequestError::Agent {
         agent: "judge".into(),
         error: Box::new(e.into()),
+    })
+}
+
+/// The judge of each metric: factual answers, inferential rationales, MIRAGE's ICI and SCI.
+#[derive(Clone)]
+pub struct Judges {
+    pub factual: Judge,
+    pub rationale: Judge,
+    pub mirage: Judge,
+}
+
+impl Judges {
+    /// Metric → how it was judged, for `result.json` and reports. MIRAGE's ICI and SCI need an LLM
+    /// judge; without one they are not computed, and the description says so.
+    pub fn describe(&self) -> std::collections::BTreeMap<String, String> {
+        let mirage = match &self.mirage {
+            Judge::Lexical { .. } => "none (ICI and SCI need --judge-model)".to_string(),
+            j => j.describe(),
+        };
+        let rationale = match &self.rationale {
+            Judge::Lexical { .. } => "lexical 1 + 4 x ROUGE-L F".to_string(),
+            j => j.describe(),
+        };
+        [
+            ("factual".to_string(), self.factual.describe()),
+            ("rationale".to_string(), rationale),
+            ("mirage".to_string(), mirage),
+        ]
+        .into_iter()
+        .collect()
     }
 }
 
@@ -77,7 +108,7 @@ impl LlmJudge {
         let req = ChatRequest {
             model: self.model.clone(),
             messages: vec![
-                Message::system(crate::game::HostLines(self.lang).judge_persona()),
+                Message::system(crate::rules::HostLines(self.lang).judge_persona()),
                 Message::user(user),
             ],
             temperature: 0.0,

@@ -14,11 +14,11 @@ use serde_json::json;
 use super::formulas::{cic, ici, sci, tii};
 use super::judge::{judge_failed, CharacterView, Judge};
 use super::rouge::rouge_l;
-use crate::game::{
-    Draft, GameError, MirageCharacterScores, MirageOutcome, MirageScores, Transcript, Visibility,
-};
+use super::scores::{MirageCharacterScores, MirageOutcome, MirageScores};
+use super::EvalError;
 use crate::llm::{SampleCounter, Usage};
 use crate::script::{Language, Script};
+use crate::transcript::{Draft, Transcript, Visibility};
 
 /// The four ICI abilities and the SCI role-play criterion, as the judge is asked about them.
 fn abilities(lang: Language) -> [&'static str; 5] {
@@ -53,7 +53,7 @@ pub(super) async fn score(
     samples: &mut SampleCounter,
     t: &mut Transcript,
     outcome: &MirageOutcome,
-) -> Result<MirageScores, GameError> {
+) -> Result<MirageScores, EvalError> {
     let summed = |m: &BTreeMap<String, BTreeMap<String, Vec<f64>>>| {
         m.iter()
             .map(|(scorer, row)| {
@@ -186,7 +186,7 @@ fn verdict(
     text: String,
     usage: Usage,
     data: serde_json::Value,
-) -> Result<(), GameError> {
+) -> Result<(), EvalError> {
     let d = Draft::private("judgement", "judge", &[about], text)
         .with_usage(usage)
         .with_data(data);

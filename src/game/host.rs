@@ -12,8 +12,8 @@ use super::driver::PlayOutcome;
 use super::drivers::driver;
 pub use super::run::HostArgs;
 use super::run::Run;
-use super::transcript::Transcript;
 use super::GameError;
+use crate::transcript::Transcript;
 
 /// Messages to the host.
 pub enum HostMsg {

@@ -1,30 +1,31 @@
-//! Games: the host's protocol, the game supervisor, the transcript, the spec and the result.
+//! Games: the host's protocol drivers, the game supervisor, the spec and the result. The top layer: it
+//! spawns the characters (`agent`) and the evaluator (`eval`), and re-exports the transcript
+//! (`crate::transcript`), the rules (`crate::rules`) and the scores (`crate::eval::scores`) under their
+//! old `game::` paths.
 
 mod config;
 mod driver;
 mod drivers;
 mod host;
-mod lines;
-mod protocol;
 mod result;
 mod run;
 mod spec;
 mod steps;
 mod supervisor;
-mod transcript;
 
 use std::sync::Arc;
 
 use ractor::Actor;
 use tokio::sync::oneshot;
 
-pub use config::{EmbedderChoice, GameConfig, JudgeChoice, JUDGED_METRICS};
-pub use driver::PlayOutcome;
-pub use lines::HostLines;
-pub use protocol::{
+pub use crate::rules::HostLines;
+pub use crate::rules::{
     MirageSettings, Protocol, ProtocolError, ProtocolSettings, ThinkThriceSettings,
     WellPlaySettings,
 };
+pub use crate::transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
+pub use config::{EmbedderChoice, GameConfig, JudgeChoice, JUDGED_METRICS};
+pub use driver::PlayOutcome;
 pub use result::{
     choice_correct, detection_accuracy, majority_outcome, reciprocal_rank, tally,
     thinkthrice_winner, vote_candidates, vote_rank, ChoiceScores, ChoiceTally, FactualScores,
@@ -32,10 +33,10 @@ pub use result::{
     Winner,
 };
 pub use spec::{GameSpec, ProviderSpec, ScriptRef, SpecError};
-pub use transcript::{Draft, Event, Transcript, TranscriptError, Visibility};
 
-use crate::agent::{AgentError, CharacterMsg, Framework, PromptError, Prompts, Turn};
-use crate::eval::{Judge, LlmJudge};
+use crate::agent::{AgentError, CharacterMsg, Framework, PromptError, Prompts, RequestError, Turn};
+pub use crate::eval::Judges;
+use crate::eval::{EvalError, Judge, LlmJudge};
 use crate::llm::Gateway;
 use crate::memory::{GatewayEmbedder, HashingEmbedder, SharedEmbedder};
 use crate::script::Script;
@@ -67,51 +68,36 @@ pub enum GameError {
     Config(String),
 }
 
-/// The judge of each metric: factual answers, inferential rationales, MIRAGE's ICI and SCI.
-#[derive(Clone)]
-pub struct Judges {
-    pub factual: Judge,
-    pub rationale: Judge,
-    pub mirage: Judge,
-}
-
-impl Judges {
-    /// Metric → how it was judged, for `result.json` and reports. MIRAGE's ICI and SCI need an LLM
-    /// judge; without one they are not computed, and the description says so.
-    pub fn describe(&self) -> std::collections::BTreeMap<String, String> {
-        let mirage = match &self.mirage {
-            Judge::Lexical { .. } => "none (ICI and SCI need --judge-model)".to_string(),
-            j => j.describe(),
-        };
-        let rationale = match &self.rationale {
-            Judge::Lexical { .. } => "lexical 1 + 4 x ROUGE-L F".to_string(),
-            j => j.describe(),
-        };
-        [
-            ("factual".to_string(), self.factual.describe()),
-            ("rationale".to_string(), rationale),
-            ("mirage".to_string(), mirage),
-        ]
-        .into_iter()
-        .collect()
+impl From<RequestError> for GameError {
+    /// Keeps the variant: a failed or lost character fails the game the same way wherever it was asked.
+    fn from(e: RequestError) -> Self {
+        match e {
+            RequestError::Agent { agent, error } => GameError::Agent { agent, error },
+            RequestError::ActorLost(who) => GameError::ActorLost(who),
+        }
     }
 }
 
-/// Sends a character a request and waits for its turn. A character that answers with an error fails
-/// the game with that error; one that is gone (it crashed) fails it as lost.
+impl From<EvalError> for GameError {
+    /// Keeps the variant, so an evaluation failure reads and matches as it did when the evaluator
+    /// returned game errors itself.
+    fn from(e: EvalError) -> Self {
+        match e {
+            EvalError::Request(e) => e.into(),
+            EvalError::Transcript(e) => GameError::Transcript(e),
+        }
+    }
+}
+
+/// Sends a character a request and waits for its turn ([`crate::agent::request_turn`], with the failure
+/// as a game error). A character that answers with an error fails the game with that error; one that is
+/// gone (it crashed) fails it as lost.
 pub async fn request_turn(
     actor: &ractor::ActorRef<CharacterMsg>,
     who: &str,
     make: impl FnOnce(ractor::RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
 ) -> Result<Turn, GameError> {
-    match actor.call(make, None).await {
-        Ok(ractor::rpc::CallResult::Success(Ok(t))) => Ok(t),
-        Ok(ractor::rpc::CallResult::Success(Err(e))) => Err(GameError::Agent {
-            agent: who.to_string(),
-            error: Box::new(e),
-        }),
-        _ => Err(GameError::ActorLost(format!("character {who}"))),
-    }
+    Ok(crate::agent::request_turn(actor, who, make).await?)
 }
 
 /// Loads the prompts of one framework (its gameplay prompts and the shared evaluation prompts), so that

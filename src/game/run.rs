@@ -10,13 +10,13 @@ use std::time::Instant;
 
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::transcript::{Draft, Transcript, Visibility};
 use super::{GameError, HostLines, ProtocolSettings};
 use crate::agent::{AgentError, CharacterMsg, Turn};
 use crate::llm::{CallTags, Phase};
 use crate::memory::MemoryMsg;
 use crate::script::Script;
 use crate::telemetry as tm;
+use crate::transcript::{Draft, Transcript, Visibility};
 
 /// Everything the host needs.
 pub struct HostArgs {

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::lines::HostLines;
 use super::result::{vote_candidates, Winner};
 use super::run::Run;
-use super::transcript::Draft;
 use super::GameError;
 use crate::agent::CharacterMsg;
+use crate::rules::HostLines;
+use crate::transcript::Draft;
 
 /// The opening line, then every player's script handed over privately.
 pub(super) async fn distribute(run: &mut Run<'_>) -> Result<(), GameError> {

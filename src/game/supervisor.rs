@@ -13,7 +13,6 @@ use tokio::sync::oneshot;
 
 use super::host::{Host, HostArgs, HostMsg};
 use super::result::{detection_accuracy, GameResult, PhaseUsage};
-use super::transcript::Transcript;
 use super::Protocol;
 use super::{GameConfig, GameError};
 use crate::agent::{
@@ -24,6 +23,7 @@ use crate::llm::{Gateway, Phase, SampleCounter, Usage};
 use crate::memory::{MemoryIndex, SharedEmbedder};
 use crate::script::Script;
 use crate::telemetry as tm;
+use crate::transcript::Transcript;
 
 /// What the game actor starts from.
 pub struct GameArgs {

@@ -68,8 +68,8 @@ use super::AgentError;
 use crate::llm::{Phase, ResponseSchema};
 use crate::script::Language;
 use crate::text::Bm25;
-use sensors::sensors;
-use suspicion::{percent, Reading, VictimState, PRIOR};
+use sensors::{sensors, Reading};
+use suspicion::{percent, VictimState, PRIOR};
 use vars::{
     AnswerPrompt, IntroducePrompt, QuestionPrompt, ReadingLine, SuspectLine, VictimNotes,
     VotePrompt,

@@ -1,7 +1,7 @@
 //! Reading a sensor's option from a structured reply: by the token log-probabilities of the option
 //! letters when the provider reports them (the reference implementation's way), else the parsed letter.
 
-use super::suspicion::Method;
+use super::sensors::Method;
 use crate::llm::TokenLogprob;
 
 /// An option chosen from a structured reply.

@@ -5,9 +5,9 @@ use serde_json::{json, Map, Value};
 
 use super::options::argmax;
 use super::options::choose_option;
-use super::sensors::{sensors, Sensor};
+use super::sensors::{sensors, Reading, Sensor};
 use super::suspicion::{
-    informative, priority, round3, suspect_list, update_suspicion, Reading, VictimState, PRIOR,
+    informative, priority, round3, suspect_list, update_suspicion, VictimState, PRIOR,
 };
 use super::vars::{OptionLine, SensorPrompt};
 use super::{joined, killed, lang, script_about, Player, SCRIPT_FACTS, SENSOR_TOKENS};

@@ -5,9 +5,38 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::suspicion::Reading;
 use crate::agent::prompts::PromptError;
 use crate::script::Language;
+
+/// One sensor reading: a distribution over the sensor's options.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Reading {
+    /// The option taken (most probable under log-probabilities, else the one the model wrote).
+    pub(super) choice: usize,
+    pub(super) probs: Vec<f64>,
+    pub(super) method: Method,
+}
+
+/// Where a sensor reading came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Method {
+    /// The token log-probabilities of the option letters.
+    Logprobs,
+    /// The answer as parsed, taken as certain: the provider reported no log-probabilities.
+    Parsed,
+    /// Neither: every option equally likely (only if a reply carried no usable choice at all).
+    Uniform,
+}
+
+impl Method {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Method::Logprobs => "logprobs",
+            Method::Parsed => "parsed",
+            Method::Uniform => "uniform",
+        }
+    }
+}
 
 /// The sensor definitions, compiled in: the sensors are part of the framework, not of a prompt set, so
 /// `--prompts-dir` replaces the templates but not these.

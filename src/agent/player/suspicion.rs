@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::sensors::{Sensor, SensorRole};
+use super::sensors::{Reading, Sensor, SensorRole};
 use super::Player;
 use crate::script::Language;
 
@@ -26,36 +26,6 @@ pub(super) struct VictimState {
     pub(super) suspicion: BTreeMap<String, f64>,
     /// Whom the agent is questioning about this victim, by priority.
     pub(super) suspects: Vec<String>,
-}
-
-/// One sensor reading: a distribution over the sensor's options.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Reading {
-    /// The option taken (most probable under log-probabilities, else the one the model wrote).
-    pub(super) choice: usize,
-    pub(super) probs: Vec<f64>,
-    pub(super) method: Method,
-}
-
-/// Where a sensor reading came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Method {
-    /// The token log-probabilities of the option letters.
-    Logprobs,
-    /// The answer as parsed, taken as certain: the provider reported no log-probabilities.
-    Parsed,
-    /// Neither: every option equally likely (only if a reply carried no usable choice at all).
-    Uniform,
-}
-
-impl Method {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Method::Logprobs => "logprobs",
-            Method::Parsed => "parsed",
-            Method::Uniform => "uniform",
-        }
-    }
 }
 
 /// The probability that questioning a player again is informative: their information value,

@@ -34,9 +34,9 @@ use crate::game::result::{
 };
 use crate::game::run::Run;
 use crate::game::steps;
-use crate::game::transcript::Draft;
 use crate::game::{GameError, HostLines, MirageSettings};
 use crate::script::Clue;
+use crate::transcript::Draft;
 
 /// The MIRAGE driver with its knobs.
 pub(crate) struct Mirage(pub MirageSettings);

@@ -9,8 +9,8 @@ use crate::game::driver::{Driver, PlayOutcome};
 use crate::game::result::{tally, thinkthrice_winner};
 use crate::game::run::Run;
 use crate::game::steps;
-use crate::game::transcript::Draft;
 use crate::game::{GameError, ThinkThriceSettings};
+use crate::transcript::Draft;
 
 /// The ThinkThrice driver with its knobs.
 pub(crate) struct ThinkThrice(pub ThinkThriceSettings);

@@ -17,8 +17,8 @@ use crate::game::driver::{Driver, PlayOutcome};
 use crate::game::result::{majority_outcome, tally, MajorityOutcome, Winner};
 use crate::game::run::Run;
 use crate::game::steps;
-use crate::game::transcript::Draft;
 use crate::game::{GameError, HostLines, WellPlaySettings};
+use crate::transcript::Draft;
 
 /// The WellPlay driver with its knobs.
 pub(crate) struct WellPlay(pub WellPlaySettings);

@@ -1,5 +1,5 @@
 //! Which game is played: the protocols of the three papers and their knobs. Plain data (part of a
-//! game's settings); the drivers that play them live in `drivers/`.
+//! game's settings); the drivers that play them live in `game/drivers/`.
 
 use std::fmt;
 use std::str::FromStr;

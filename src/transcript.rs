@@ -1,5 +1,9 @@
 //! The transcript: the game's event log (ARCHITECTURE.md decision 5b).
 //!
+//! A top-level module below `agent`, `eval` and `game`: characters draft the events of their turns,
+//! the evaluator records answers and verdicts, and the game supervisor owns the log, so the log itself
+//! depends on none of them (only on `llm` for usage).
+//!
 //! Every observation is an event with the list of characters who can see it: host lines, questions,
 //! answers, clue cards, votes, module outputs. Memory indexes are fed from events by visibility,
 //! evaluation reads them, and `result.json`'s usage is their sum, so nothing keeps a second copy of

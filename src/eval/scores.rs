@@ -1,0 +1,196 @@
+//! What the evaluator computes: vote-based scores (rank, reciprocal rank, detection accuracy), factual
+//! QA accuracy, WellPlay multiple-choice tallies and MIRAGE's metrics, plus the MIRAGE outcome they are
+//! computed from.
+//!
+//! These types live in `eval`, not in `game`, because the evaluator builds them and `eval` sits below
+//! `game`: the game's result (`game::GameResult`) holds them, and `game` re-exports them so their old
+//! paths keep working.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A player's rank in the tally, 1 for the most votes. Tied players share the mean of the ranks they
+/// span (fractional ranking), so a tie neither rewards nor punishes the culprit arbitrarily.
+pub fn vote_rank(counts: &BTreeMap<String, u32>, player: &str) -> Option<f64> {
+    let mine = *counts.get(player)?;
+    let above = counts.values().filter(|&&n| n > mine).count();
+    let tied = counts.values().filter(|&&n| n == mine).count();
+    Some(above as f64 + (tied as f64 + 1.0) / 2.0)
+}
+
+/// MIRAGE Victory for one game: the reciprocal rank of the best-ranked culprit in the vote (with one
+/// culprit, simply 1 / its rank). Averaged over games it is the MRR the paper reports.
+pub fn reciprocal_rank(counts: &BTreeMap<String, u32>, culprits: &[String]) -> f64 {
+    culprits
+        .iter()
+        .filter_map(|c| {
+            // Each culprit is ranked against the innocent players only: another culprit above or level
+            // with it is not a miss (the usual reciprocal rank of the first relevant item).
+            let against: BTreeMap<String, u32> = counts
+                .iter()
+                .filter(|(p, _)| *p == c || !culprits.contains(p))
+                .map(|(p, n)| (p.clone(), *n))
+                .collect();
+            vote_rank(&against, c)
+        })
+        .map(|r| 1.0 / r)
+        .fold(0.0, f64::max)
+}
+
+/// What the MIRAGE simulation produced besides the vote (PROTOCOLS.md §4).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MirageOutcome {
+    /// Accuser → the character they accused.
+    pub accusations: BTreeMap<String, String>,
+    /// Reciprocal rank of the culprit in the vote (Victory; MRR over games).
+    pub victory: f64,
+    /// Clue ids each character investigated, in order.
+    pub investigated: BTreeMap<String, Vec<String>>,
+    /// Clues that could be investigated, and the key ones among them.
+    pub clues_available: usize,
+    pub key_clues_available: usize,
+    /// Scorer → scored → trust scores given after each open-conversation phase, in order (0..=1).
+    pub trust: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    /// Scorer → scored → suspicion scores, likewise.
+    pub suspicion: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    /// Whether culprits were made to expose themselves (MIRAGE Table 3).
+    pub forced_exposure: bool,
+}
+
+/// MIRAGE metrics of one character (MIRAGE Appendix B); ratios in 0..=1, ICI and SCI on 0..=100.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MirageCharacterScores {
+    /// Trust Inclination Index: trust others gave this character / (trust + suspicion).
+    pub tii: Option<f64>,
+    /// Clues this character investigated / clues that could be investigated.
+    pub cic: Option<f64>,
+    /// The same over key clues only.
+    pub cic_key: Option<f64>,
+    /// The judge's four ability scores (0-20): reasoning and analysis, communication and cooperation,
+    /// detail observation, creative thinking.
+    pub abilities: Option<[f64; 4]>,
+    /// Interactivity Capability Index: the four abilities normalised to 0-100.
+    pub ici: Option<f64>,
+    /// The judge's role-play score (0-20).
+    pub role_play: Option<f64>,
+    /// ROUGE-L F between the character's script and the one the judge reconstructed from its behaviour.
+    pub reconstruction_rouge_l: Option<f64>,
+    /// Script Compliance Index: mean of role play (as 0-100) and ROUGE-L F (as 0-100).
+    pub sci: Option<f64>,
+}
+
+/// MIRAGE metrics of a game: per character and averaged over characters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MirageScores {
+    pub characters: BTreeMap<String, MirageCharacterScores>,
+    pub tii: Option<f64>,
+    pub cic: Option<f64>,
+    pub cic_key: Option<f64>,
+    pub ici: Option<f64>,
+    pub sci: Option<f64>,
+}
+
+/// WellPlay multiple-choice results of one category (or overall).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceTally {
+    pub correct: usize,
+    pub questions: usize,
+    pub points: u32,
+    pub possible: u32,
+}
+
+impl ChoiceTally {
+    /// Share answered right.
+    pub fn accuracy(&self) -> Option<f64> {
+        (self.questions > 0).then(|| self.correct as f64 / self.questions as f64)
+    }
+
+    /// Awarded points / possible points (PLAYER*'s score).
+    pub fn score(&self) -> Option<f64> {
+        (self.possible > 0).then(|| f64::from(self.points) / f64::from(self.possible))
+    }
+
+    /// Adds one graded question.
+    pub fn add(&mut self, correct: bool, points: u32) {
+        self.questions += 1;
+        self.possible += points;
+        if correct {
+            self.correct += 1;
+            self.points += points;
+        }
+    }
+}
+
+/// WellPlay multiple-choice results of a game (PLAYER* §4): by category and overall, and per agent,
+/// summed over the evaluation repeats; and each repeat's own score, for the mean ± std the paper reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceScores {
+    /// `objective`, `reasoning`, `relations` → tally over all repeats.
+    pub by_category: BTreeMap<String, ChoiceTally>,
+    pub overall: ChoiceTally,
+    /// Agent → overall tally of that agent's questions.
+    pub by_agent: BTreeMap<String, ChoiceTally>,
+    /// How many times every question was asked (PLAYER* runs each evaluation 3 times).
+    #[serde(default)]
+    pub repeats: u32,
+    /// Overall score (awarded / possible points) of each repeat.
+    #[serde(default)]
+    pub repeat_scores: Vec<f64>,
+    /// Category → accuracy of each repeat.
+    #[serde(default)]
+    pub repeat_accuracy: BTreeMap<String, Vec<f64>>,
+}
+
+impl ChoiceScores {
+    /// Mean and sample standard deviation of the overall score over repeats.
+    pub fn score_mean_std(&self) -> Option<(f64, f64)> {
+        Some((
+            super::stats::mean(&self.repeat_scores)?,
+            super::stats::std_dev(&self.repeat_scores)?,
+        ))
+    }
+
+    /// Mean and sample standard deviation of one category's accuracy over repeats.
+    pub fn accuracy_mean_std(&self, category: &str) -> Option<(f64, f64)> {
+        let xs = self.repeat_accuracy.get(category)?;
+        Some((super::stats::mean(xs)?, super::stats::std_dev(xs)?))
+    }
+}
+
+/// A multiple-choice answer is right only when it names exactly the true letters: with several truths,
+/// every one must be chosen and nothing else (a partial answer is wrong).
+pub fn choice_correct(chosen: &[String], truth: &[String]) -> bool {
+    let norm = |v: &[String]| {
+        let mut v: Vec<String> = v.iter().map(|x| x.trim().to_ascii_uppercase()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    !truth.is_empty() && norm(chosen) == norm(truth)
+}
+
+/// Votes received by murderers / votes cast (ThinkThrice §6).
+pub fn detection_accuracy(votes: &BTreeMap<String, String>, murderers: &[String]) -> f64 {
+    if votes.is_empty() {
+        return 0.0;
+    }
+    votes.values().filter(|t| murderers.contains(t)).count() as f64 / votes.len() as f64
+}
+
+/// Factual QA accuracy by whose script the question comes from (ThinkThrice Table 4).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FactualScores {
+    /// Questions about the answering agent's own script.
+    pub own: Option<f64>,
+    /// Questions about other civilians' scripts.
+    pub cq: Option<f64>,
+    /// Questions about the murderer's script (asked of everyone but the murderer).
+    pub mq: Option<f64>,
+    /// CQ and MQ together.
+    pub others: Option<f64>,
+    /// Questions answered in each category.
+    pub counts: BTreeMap<String, usize>,
+    /// How answers were judged, e.g. `lexical window-F1 >= 0.5` or `llm:gpt-4o-mini`.
+    pub judge: String,
+}
