@@ -43,7 +43,11 @@ pub(super) fn run(cmd: ImportCommand) -> Result<()> {
             truth,
         } => {
             let opts = crate::script::import::mirage::MirageOptions { culprits, truth };
-            (crate::script::import::mirage::import(&dir, &opts)?, out)
+            let imported = crate::script::import::mirage::import_logged(&dir, &opts)?;
+            for w in &imported.warnings {
+                eprintln!("warning: {w}");
+            }
+            (imported.script, out)
         }
     };
     // Written before it is judged: nothing converted is lost, and the file can be fixed by hand.

@@ -15,8 +15,9 @@ pub(super) fn script(
     layout: Layout,
     accused: &Accused,
     clues: Vec<Clue>,
-    narrative: String,
+    narrative: &str,
 ) -> Script {
+    let narrative = narrative.to_string();
     let acts = layout.stages.len().max(1) as u32;
     let mut cast = layout.cast;
     let culprits = &accused.characters;

@@ -135,6 +135,17 @@ pub(super) fn read_script(root: &Map<String, Value>, path: &Path) -> Result<Layo
                     }
                 },
             };
+            // The reference code reads every character's `Script`: without it there is nothing to play.
+            if !fields
+                .keys()
+                .any(|k| SCRIPT.contains(&k.trim().to_lowercase().as_str()))
+            {
+                return Err(format_error(
+                    path,
+                    &field("Script"),
+                    "the character's `Script` text (required: the reference code reads it)",
+                ));
+            }
             seen.push(i);
             let d = &mut cast.0[i];
             let story = field_texts(fields, STORY, path, &field)?;

@@ -8,7 +8,8 @@ use super::{import, MirageOptions};
 use crate::script::import::ImportError;
 use crate::script::{Language, Script};
 
-/// Writes `<root>/<title>/script.json` (and `clues.json`, `<root>/Truth.json` when given).
+/// Writes `<root>/<title>/script.json`, `clues.json` (one clue about a place when none is given: the
+/// file is required) and `<root>/Truth.json` when given.
 fn write(
     root: &Path,
     title: &str,
@@ -19,9 +20,12 @@ fn write(
     let dir = root.join(title);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
-    if let Some(c) = clues {
-        std::fs::write(dir.join("clues.json"), c.to_string()).unwrap();
-    }
+    let placeholder = json!({"Hall": ["A torn note."]});
+    std::fs::write(
+        dir.join("clues.json"),
+        clues.unwrap_or(&placeholder).to_string(),
+    )
+    .unwrap();
     if let Some(t) = truth {
         std::fs::write(root.join("Truth.json"), t.to_string()).unwrap();
     }
@@ -257,8 +261,8 @@ fn truth_option_overrides_the_default_file() {
     let tmp = tempfile::tempdir().unwrap();
     let (script, clues, truth) = two_rooms();
     let dir = write(tmp.path(), "Two Rooms", &script, Some(&clues), Some(&truth));
-    let other = tmp.path().join("account.txt");
-    std::fs::write(&other, "Ru did it.").unwrap();
+    let other = tmp.path().join("account.json");
+    std::fs::write(&other, json!("Ru did it.").to_string()).unwrap();
     let s = import(
         &dir,
         &MirageOptions {
@@ -341,4 +345,173 @@ fn bad_layouts_are_format_errors() {
         import(&missing, &opts(&["Ann"])),
         Err(ImportError::Format { field, .. }) if field == "(file)"
     ));
+}
+
+fn three_people() -> Value {
+    json!({
+        "Manager Ru": person("You run the inn.", "At eight you were in the cellar.", "Tom Bell (guest): rich."),
+        "Cook Lan": person("You cook.", "At eight you were in the kitchen.", "Tom Bell (guest): rude."),
+        "Guard Mo": person("You guard.", "At eight you were at the gate.", "Tom Bell (guest): loud."),
+    })
+}
+
+fn import_logged_at(dir: &Path) -> Result<super::Imported, ImportError> {
+    super::import_logged(dir, &MirageOptions::default())
+}
+
+#[test]
+fn the_account_names_the_culprit_over_the_table_with_a_warning() {
+    // A title of the built-in table (English and Chinese) whose account names another character.
+    for (title, table_culprit, chars) in [
+        (
+            "Night at the Museum",
+            "Manager Sa",
+            ["Manager Sa", "Security Wei", "Curio He"],
+        ),
+        ("博物馆奇妙夜", "撒干事", ["撒干事", "魏保安", "何古董"]),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let script: serde_json::Map<String, Value> = chars
+            .iter()
+            .map(|c| (c.to_string(), person("x", "y", "z")))
+            .collect();
+        let account = if title.is_ascii() {
+            "Tom was rich. The real murderer of Tom is\n【Security Wei】. Manager Sa slept."
+        } else {
+            "汤姆很富有。杀害汤姆的真凶是【魏保安】。撒干事在睡觉。"
+        };
+        let dir = write(
+            tmp.path(),
+            title,
+            &Value::Object(script),
+            None,
+            Some(&json!({ title: account })),
+        );
+        let imported = import_logged_at(&dir).unwrap();
+        assert_eq!(imported.script.murderers(), vec![chars[1]], "{title}");
+        let w = &imported.warnings[0];
+        assert!(
+            w.message.contains(chars[1]) && w.message.contains(table_culprit),
+            "{w}"
+        );
+        assert!(w.path.ends_with("Truth.json"), "{w}");
+    }
+}
+
+#[test]
+fn an_account_naming_no_one_or_several_equally_leaves_the_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "Doctor Fang": person("x", "y", "z"),
+        "Madam Hong": person("x", "y", "z"),
+    });
+    // Two characters in one murderer sentence: ambiguous, the table wins, with a warning.
+    let dir = write(
+        tmp.path(),
+        "Bride in Filial Dress",
+        &script,
+        None,
+        Some(&json!({"Bride in Filial Dress": "Madam Hong saw the murderer, Doctor Fang, leave."})),
+    );
+    let imported = import_logged_at(&dir).unwrap();
+    assert_eq!(imported.script.murderers(), vec!["Doctor Fang"]);
+    assert!(
+        imported.warnings[0].message.contains("several"),
+        "{:?}",
+        imported.warnings
+    );
+    // No sentence about a murderer: the table, silently.
+    std::fs::write(
+        tmp.path().join("Truth.json"),
+        json!({"Bride in Filial Dress": "Madam Hong went home."}).to_string(),
+    )
+    .unwrap();
+    let imported = import_logged_at(&dir).unwrap();
+    assert_eq!(imported.script.murderers(), vec!["Doctor Fang"]);
+    assert!(imported.warnings.is_empty());
+}
+
+#[test]
+fn a_misspelt_folder_finds_its_truth_by_edit_distance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write(
+        tmp.path(),
+        "The Quiet Harbuor",
+        &three_people(),
+        None,
+        Some(&json!({
+            "The Quiet Harbour": "The culprit is Cook Lan.",
+            "The Loud Harbour": "The culprit is Guard Mo.",
+        })),
+    );
+    let imported = import_logged_at(&dir).unwrap();
+    assert_eq!(imported.script.truth.narrative, "The culprit is Cook Lan.");
+    assert_eq!(
+        imported.script.murderers(),
+        vec!["Cook Lan"],
+        "title not in the table: the account decides"
+    );
+    assert!(imported.warnings[0].message.contains("closest title"));
+    // Far from every key: no truth, so no culprit.
+    let far = write(
+        tmp.path(),
+        "Something Else Entirely",
+        &three_people(),
+        None,
+        None,
+    );
+    assert!(import_logged_at(&far).is_err());
+    // Chinese titles by characters.
+    assert!(super::truth::title_distance("狐狸旅馆", "狐狸旅店") <= 0.25);
+    assert!(
+        super::truth::title_distance("Artical 22 School Rules", "Article 22 School Rules") <= 0.1
+    );
+}
+
+#[test]
+fn broken_inputs_are_errors_naming_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut script = three_people();
+    script["Cook Lan"].as_object_mut().unwrap().remove("Script");
+    let dir = write(tmp.path(), "No Script", &script, None, None);
+    let err = import(&dir, &opts(&["Manager Ru"]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("script.json") && err.contains("Cook Lan.Script"),
+        "{err}"
+    );
+
+    let dir = write(tmp.path(), "No Clues", &three_people(), None, None);
+    std::fs::remove_file(dir.join("clues.json")).unwrap();
+    let err = import(&dir, &opts(&["Manager Ru"]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("clues.json"), "{err}");
+
+    std::fs::write(dir.join("clues.json"), json!({"Hall": []}).to_string()).unwrap();
+    let err = import(&dir, &opts(&["Manager Ru"]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("clues.json") && err.contains("at least one clue"),
+        "{err}"
+    );
+
+    let dir = write(tmp.path(), "Bad Truth", &three_people(), None, None);
+    let truth = tmp.path().join("truth.txt");
+    std::fs::write(&truth, "Ru did it.").unwrap();
+    let err = import(
+        &dir,
+        &MirageOptions {
+            culprits: vec!["Manager Ru".into()],
+            truth: Some(truth),
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("truth.txt") && err.contains("valid JSON"),
+        "{err}"
+    );
 }
