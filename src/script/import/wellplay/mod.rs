@@ -90,23 +90,33 @@ pub fn import_logged(dir: &Path, strict: bool) -> Result<Imported, ImportError> 
     let mut characters = Vec::with_capacity(names.len());
     let mut victims: Vec<Victim> = Vec::new();
     let mut kills: Vec<(String, String)> = Vec::new(); // (victim, killer)
+    let mut read = Vec::with_capacity(names.len());
     for name in &names {
         let path = character_json_path(dir, name);
-        let mut c = read_character(name, &path)?;
+        let c = read_character(name, &path)?;
+        read.push((name, path, c));
+    }
+    let spellings: Vec<String> = read
+        .iter()
+        .flat_map(|(_, _, c)| c.victims.iter().cloned())
+        .collect();
+    let person = victim_people(spellings.iter());
+    for (name, path, mut c) in read {
         // One person, one victim: characters may write the same victim differently, as a form of
         // address with the real name in parentheses; the first spelling met names the victim.
         let mut renamed: Vec<(String, String)> = Vec::new();
         for (i, v) in c.victims.iter().enumerate() {
-            match victims
-                .iter()
-                .find(|x| victim_key(&x.name) == victim_key(v))
-            {
+            let same = |x: &Victim| person(&x.name) == person(v);
+            match victims.iter().find(|x| same(x)) {
                 Some(x) if x.name != *v => {
                     log.repair(
                         &path,
                         None,
                         &format!("victims[{i}]"),
-                        format!("\"{v}\" read as the victim \"{}\" (same name)", x.name),
+                        format!(
+                            "\"{v}\" read as the victim \"{}\" (the same person)",
+                            x.name
+                        ),
                         &format!(
                             "the victim's name as other characters write it (\"{}\")",
                             x.name
@@ -192,6 +202,50 @@ pub fn import_logged(dir: &Path, strict: bool) -> Result<Imported, ImportError> 
         script,
         repairs: log.repairs,
     })
+}
+
+/// Groups the victims' spellings into people: `Title(Real Name)` is the person `Real Name`, and also the
+/// person its outer part names when another character writes that part as a bare name (a form of address
+/// alone, like a kinship word, is not a name). Returns the group (its smallest key) of a spelling.
+fn victim_people<'a>(spellings: impl Iterator<Item = &'a String>) -> impl Fn(&str) -> String {
+    let spellings: Vec<&String> = spellings.collect();
+    let bare: std::collections::BTreeSet<String> = spellings
+        .iter()
+        .filter(|s| !s.contains(['(', '（']))
+        .map(|s| s.trim().to_lowercase())
+        .collect();
+    let keys = |s: &str| -> Vec<String> {
+        let mut k = vec![victim_key(s)];
+        if let Some((outer, _)) = s.split_once(['(', '（']) {
+            let outer = outer.trim().to_lowercase();
+            if bare.contains(&outer) {
+                k.push(outer);
+            }
+        }
+        k
+    };
+    // Union of keys shared by a spelling, to a fixed point (a handful of victims per script).
+    let mut groups: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    for s in &spellings {
+        let mut merged: std::collections::BTreeSet<String> = keys(s).into_iter().collect();
+        groups.retain(|g| {
+            if g.is_disjoint(&merged) {
+                true
+            } else {
+                merged.extend(g.iter().cloned());
+                false
+            }
+        });
+        groups.push(merged);
+    }
+    move |name: &str| {
+        let k = victim_key(name);
+        groups
+            .iter()
+            .find(|g| g.contains(&k))
+            .and_then(|g| g.iter().next().cloned())
+            .unwrap_or(k)
+    }
 }
 
 /// What identifies a victim across spellings: the name in parentheses of `Title(Real Name)`, else the
