@@ -94,7 +94,7 @@ fn check(dir: &Path, per_character: usize) -> Script {
     let fsa: Vec<_> = script
         .choice
         .iter()
-        .filter(|q| q.character.is_none())
+        .filter(|q| q.in_full_access())
         .collect();
     assert_eq!(fsa.len(), fsa_rows);
     assert_eq!(fsa.iter().filter(|q| q.multiple).count(), fsa_multiple);

@@ -15,6 +15,9 @@ pub enum ImportCommand {
         dir: PathBuf,
         #[arg(long)]
         out: PathBuf,
+        /// Refuse the first fault of the hand-made files instead of repairing it with a warning.
+        #[arg(long)]
+        strict: bool,
     },
     /// Import one MIRAGE script folder: script.json and clues.json.
     Mirage {
@@ -33,8 +36,16 @@ pub enum ImportCommand {
 /// Converts the folder, writes the script, then lists its problems.
 pub(super) fn run(cmd: ImportCommand) -> Result<()> {
     let (script, out) = match cmd {
-        ImportCommand::Wellplay { dir, out } => {
-            (crate::script::import::wellplay::import(&dir)?, out)
+        ImportCommand::Wellplay { dir, out, strict } => {
+            let imported = crate::script::import::wellplay::import_logged(&dir, strict)?;
+            // Each repair on one line naming the source file and row, so a researcher can check it.
+            for r in &imported.repairs {
+                eprintln!("warning: {r}");
+            }
+            if !imported.repairs.is_empty() {
+                eprintln!("{} repairs of the source files", imported.repairs.len());
+            }
+            (imported.script, out)
         }
         ImportCommand::Mirage {
             dir,
@@ -50,9 +61,9 @@ pub(super) fn run(cmd: ImportCommand) -> Result<()> {
             (imported.script, out)
         }
     };
-    // Written before it is judged: nothing converted is lost, and the file can be fixed by hand.
-    script.save(&out)?;
+    // Judged before it is written: a failed import leaves no file that looks like a success.
     report_problems(&out, &script)?;
+    script.save(&out)?;
     println!(
         "wrote {}: {} characters, {} clues, {} multiple-choice questions",
         out.display(),

@@ -153,8 +153,32 @@ pub fn summary(s: &Script) -> String {
                 count(cat, true)
             );
         }
-        let fsa = s.choice.iter().filter(|q| q.character.is_none()).count();
-        let _ = writeln!(o, "  full script access {fsa:>3}");
+        // The paper's dataset table: the characters' questions by category (a/b/c) and in all.
+        let per = |cat: Option<Category>| {
+            s.choice
+                .iter()
+                .filter(|q| q.character.is_some() && cat.is_none_or(|c| q.category == c))
+                .count()
+        };
+        let _ = writeln!(
+            o,
+            "  per character: Objective (a) {}  Reasoning (b) {}  Relations (c) {}  total {}",
+            per(Some(Category::Objective)),
+            per(Some(Category::Reasoning)),
+            per(Some(Category::Relations)),
+            per(None)
+        );
+        let fsa = s.choice.iter().filter(|q| q.in_full_access()).count();
+        let only = s.choice.iter().filter(|q| q.character.is_none()).count();
+        let _ = writeln!(
+            o,
+            "  full script access {fsa:>3} ({} shared with the characters' sets, {only} only there)",
+            fsa - only
+        );
+        let unscored = s.choice.iter().filter(|q| q.unscored).count();
+        if unscored > 0 {
+            let _ = writeln!(o, "  unscored (blank question text) {unscored}");
+        }
     }
     o
 }

@@ -280,7 +280,7 @@ async fn choice_questions(
         let mut this_category: BTreeMap<String, ChoiceTally> = BTreeMap::new();
         for (name, actor) in &st.characters {
             for (qi, q) in st.script.choice.iter().enumerate() {
-                if q.character.as_deref() != Some(name.as_str()) {
+                if q.unscored || q.character.as_deref() != Some(name.as_str()) {
                     continue;
                 }
                 let (question, options, multiple) =

@@ -297,6 +297,20 @@ pub struct ChoiceQuestion {
     pub options: Vec<String>,
     /// Correct letters.
     pub truth: Vec<String>,
+    /// The full-script-access (omniscient) evaluation asks it too: its copy there was folded into this
+    /// one, so a question is counted once (implied when `character` is `None`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_access: bool,
+    /// Kept out of scoring (the source's question text was blank) but kept, so counts match the source.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unscored: bool,
+}
+
+impl ChoiceQuestion {
+    /// Whether the full-script-access evaluation asks this question.
+    pub fn in_full_access(&self) -> bool {
+        self.character.is_none() || self.full_access
+    }
 }
 
 /// Option letters in order: A, B, C, …

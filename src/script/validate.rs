@@ -328,7 +328,7 @@ impl Script {
                     );
                 }
             }
-            if q.question.trim().is_empty() {
+            if q.question.trim().is_empty() && !q.unscored {
                 f.error(format!("choice[{i}].question"), "a non-empty question");
             }
             if !(2..=26).contains(&q.options.len()) {

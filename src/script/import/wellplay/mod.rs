@@ -12,19 +12,47 @@
 //! Files are found by the character names of `script_info.json`; nothing depends on a title or a name.
 //! The result is not validated here: the caller validates and reports.
 
+mod csv;
+mod repair;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use self::csv::parse_csv;
+use self::repair::Log;
+pub use self::repair::Repair;
 use super::{clean_text, ImportError};
 use super::{detect_language, format_error};
-use crate::script::{Category, Character, ChoiceQuestion, Culprits, Role, Script, Truth, Victim};
+use crate::script::{
+    letter_index, Category, Character, ChoiceQuestion, Culprits, Role, Script, Truth, Victim,
+};
 
-/// The file of questions for the full-script-access (omniscient) evaluation.
-const FSA_FILE: &str = "FSA.csv";
+/// The names of the file of questions for the full-script-access (omniscient) evaluation: the English set
+/// says `FSA.csv`, the Chinese set of the same publisher `GM.csv`.
+const FSA_FILES: [&str; 2] = ["FSA.csv", "GM.csv"];
 
-/// Imports the WellPlay script folder `dir`.
+/// A script imported with the repairs made to its source files.
+#[derive(Debug)]
+pub struct Imported {
+    pub script: Script,
+    /// What was repaired, in the order met; empty for a clean source or a strict import.
+    pub repairs: Vec<Repair>,
+}
+
+/// Imports the WellPlay script folder `dir` tolerantly, dropping the repair log (for callers that only
+/// need the script; `import_logged` shows what was repaired).
 pub fn import(dir: &Path) -> Result<Script, ImportError> {
+    import_logged(dir, false).map(|i| i.script)
+}
+
+/// Imports the WellPlay script folder `dir`. The files are hand-made: a tolerant import (`strict` false)
+/// imports what a faulty row clearly means and logs a repair; `strict` refuses the first fault.
+pub fn import_logged(dir: &Path, strict: bool) -> Result<Imported, ImportError> {
+    let mut log = Log {
+        strict,
+        repairs: Vec::new(),
+    };
     let info_path = dir.join("json").join("script_info.json");
     let info = read_json(&info_path)?;
     let title = clean_text(&get_string(&info, "script_name", &info_path)?);
@@ -62,17 +90,53 @@ pub fn import(dir: &Path) -> Result<Script, ImportError> {
     let mut characters = Vec::with_capacity(names.len());
     let mut victims: Vec<Victim> = Vec::new();
     let mut kills: Vec<(String, String)> = Vec::new(); // (victim, killer)
+    let mut read = Vec::with_capacity(names.len());
     for name in &names {
         let path = character_json_path(dir, name);
         let c = read_character(name, &path)?;
-        for v in &c.victims {
-            if !victims.iter().any(|x| x.name == *v) {
-                victims.push(Victim {
+        read.push((name, path, c));
+    }
+    let spellings: Vec<String> = read
+        .iter()
+        .flat_map(|(_, _, c)| c.victims.iter().cloned())
+        .collect();
+    let person = victim_people(spellings.iter());
+    for (name, path, mut c) in read {
+        // One person, one victim: characters may write the same victim differently, as a form of
+        // address with the real name in parentheses; the first spelling met names the victim.
+        let mut renamed: Vec<(String, String)> = Vec::new();
+        for (i, v) in c.victims.iter().enumerate() {
+            let same = |x: &Victim| person(&x.name) == person(v);
+            match victims.iter().find(|x| same(x)) {
+                Some(x) if x.name != *v => {
+                    log.repair(
+                        &path,
+                        None,
+                        &format!("victims[{i}]"),
+                        format!(
+                            "\"{v}\" read as the victim \"{}\" (the same person)",
+                            x.name
+                        ),
+                        &format!(
+                            "the victim's name as other characters write it (\"{}\")",
+                            x.name
+                        ),
+                    )?;
+                    renamed.push((v.clone(), x.name.clone()));
+                }
+                Some(_) => {}
+                None => victims.push(Victim {
                     name: v.clone(),
                     description: String::new(),
-                });
+                }),
             }
         }
+        for k in c.character.killed.iter_mut() {
+            if let Some((_, to)) = renamed.iter().find(|(from, _)| from == k) {
+                *k = to.clone();
+            }
+        }
+        c.character.killed.dedup();
         for v in &c.character.killed {
             kills.push((v.clone(), name.clone()));
         }
@@ -90,16 +154,31 @@ pub fn import(dir: &Path) -> Result<Script, ImportError> {
         })
         .collect();
 
-    let mut choice = Vec::new();
+    let mut choice: Vec<ChoiceQuestion> = Vec::new();
     let results = dir.join("final_result");
     for name in &names {
         let path = results.join(format!("{name}.csv"));
-        choice.extend(read_questions(&path, Some(name))?);
+        choice.extend(read_questions(&path, Some(name), &mut log)?);
     }
-    choice.extend(read_questions(&results.join(FSA_FILE), None)?);
+    let fsa_path = FSA_FILES
+        .iter()
+        .map(|f| results.join(f))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| results.join(FSA_FILES[0]));
+    // The omniscient file repeats the characters' questions: each copy is folded into one unfolded
+    // question of the same content, so a question is counted once; the rest are asked only there.
+    for q in read_questions(&fsa_path, None, &mut log)? {
+        match choice
+            .iter_mut()
+            .find(|c| c.character.is_some() && !c.full_access && same_question(c, &q))
+        {
+            Some(c) => c.full_access = true,
+            None => choice.push(q),
+        }
+    }
 
     let language = detect_language(characters.iter().flat_map(|c| c.acts.iter()));
-    Ok(Script {
+    let script = Script {
         format: 1,
         title,
         language,
@@ -118,7 +197,74 @@ pub fn import(dir: &Path) -> Result<Script, ImportError> {
         factual: Vec::new(),
         inferential: Vec::new(),
         choice,
+    };
+    Ok(Imported {
+        script,
+        repairs: log.repairs,
     })
+}
+
+/// Groups the victims' spellings into people: `Title(Real Name)` is the person `Real Name`, and also the
+/// person its outer part names when another character writes that part as a bare name (a form of address
+/// alone, like a kinship word, is not a name). Returns the group (its smallest key) of a spelling.
+fn victim_people<'a>(spellings: impl Iterator<Item = &'a String>) -> impl Fn(&str) -> String {
+    let spellings: Vec<&String> = spellings.collect();
+    let bare: std::collections::BTreeSet<String> = spellings
+        .iter()
+        .filter(|s| !s.contains(['(', '（']))
+        .map(|s| s.trim().to_lowercase())
+        .collect();
+    let keys = |s: &str| -> Vec<String> {
+        let mut k = vec![victim_key(s)];
+        if let Some((outer, _)) = s.split_once(['(', '（']) {
+            let outer = outer.trim().to_lowercase();
+            if bare.contains(&outer) {
+                k.push(outer);
+            }
+        }
+        k
+    };
+    // Union of keys shared by a spelling, to a fixed point (a handful of victims per script).
+    let mut groups: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    for s in &spellings {
+        let mut merged: std::collections::BTreeSet<String> = keys(s).into_iter().collect();
+        groups.retain(|g| {
+            if g.is_disjoint(&merged) {
+                true
+            } else {
+                merged.extend(g.iter().cloned());
+                false
+            }
+        });
+        groups.push(merged);
+    }
+    move |name: &str| {
+        let k = victim_key(name);
+        groups
+            .iter()
+            .find(|g| g.contains(&k))
+            .and_then(|g| g.iter().next().cloned())
+            .unwrap_or(k)
+    }
+}
+
+/// What identifies a victim across spellings: the name in parentheses of `Title(Real Name)`, else the
+/// bare name, compared without case or surrounding space.
+fn victim_key(name: &str) -> String {
+    let inner = name
+        .split_once(['(', '（'])
+        .and_then(|(_, rest)| rest.rsplit_once([')', '）']).map(|(n, _)| n.trim()))
+        .filter(|n| !n.is_empty());
+    inner.unwrap_or(name.trim()).to_lowercase()
+}
+
+/// The same question in content (category, kind, text, options and truth), whoever is asked.
+fn same_question(a: &ChoiceQuestion, b: &ChoiceQuestion) -> bool {
+    a.category == b.category
+        && a.multiple == b.multiple
+        && a.question == b.question
+        && a.options == b.options
+        && a.truth == b.truth
 }
 
 /// A character as read from its JSON file, with the victims it knows of.
@@ -236,7 +382,7 @@ fn read_text(path: &Path) -> Result<String, ImportError> {
             path,
             "(file)",
             "this file to exist (WellPlay layout: json/script_info.json, json/<Character>.json, \
-             final_result/<Character>.csv, final_result/FSA.csv)",
+             final_result/<Character>.csv, final_result/FSA.csv or GM.csv)",
         )),
         Err(source) => Err(ImportError::Read {
             path: path.to_path_buf(),
@@ -317,6 +463,7 @@ fn as_count(v: &Value) -> Option<u32> {
 fn read_questions(
     path: &Path,
     character: Option<&str>,
+    log: &mut Log,
 ) -> Result<Vec<ChoiceQuestion>, ImportError> {
     let text = read_text(path)?;
     let records = parse_csv(&text)
@@ -354,15 +501,35 @@ fn read_questions(
         .collect();
 
     let mut out = Vec::new();
-    for rec in records {
+    for mut rec in records {
         if rec.fields.iter().all(|f| f.trim().is_empty()) {
             continue;
         }
-        let at = |col: &str| format!("row {}, column {col}", rec.line);
+        let line = rec.line;
+        let at = |col: &str| format!("row {line}, column {col}");
+        if rec.fields.len() == header.len() + 1
+            && rec.fields.last().is_some_and(|f| f.trim().is_empty())
+        {
+            log.repair(
+                path,
+                Some(line),
+                &(header.len() + 1).to_string(),
+                format!(
+                    "dropped one trailing empty field beyond the header's {}",
+                    header.len()
+                ),
+                &format!(
+                    "at most {} fields, as in the header (found {})",
+                    header.len(),
+                    rec.fields.len()
+                ),
+            )?;
+            rec.fields.pop();
+        }
         if rec.fields.len() > header.len() {
             return Err(format_error(
                 path,
-                &format!("row {}", rec.line),
+                &format!("row {line}"),
                 &format!(
                     "at most {} fields, as in the header (found {}; an unquoted comma?)",
                     header.len(),
@@ -401,30 +568,105 @@ fn read_questions(
         while texts.last().is_some_and(|(_, t)| t.is_empty()) {
             texts.pop();
         }
-        if let Some((letter, _)) = texts.iter().find(|(_, t)| t.is_empty()) {
-            return Err(format_error(
-                path,
-                &at(letter),
-                "a non-empty option (empty options may only follow the last non-empty one)",
-            ));
+        let mut truth_cell = cell(c_truth).to_string();
+        // A truth letter written into the option column after an empty one, with the truth column empty:
+        // the letters name options before the gap, so it can only be the truth.
+        let gap = texts.iter().position(|(_, t)| t.is_empty());
+        if let (Some(gap), true) = (gap, truth_cell.trim().is_empty()) {
+            let (letter, last) = texts
+                .last()
+                .map(|(l, t)| (*l, t.clone()))
+                .unwrap_or_default();
+            let before_gap = texts[..gap].len();
+            if parse_truth(&last).is_some_and(|t| {
+                t.iter()
+                    .all(|l| letter_index(l).is_some_and(|k| k < before_gap))
+            }) {
+                log.repair(
+                    path,
+                    Some(line),
+                    letter,
+                    format!("truth \"{last}\" found in option column {letter} after an empty option; moved to column truth"),
+                    "the truth letters in column truth, not in an option column",
+                )?;
+                truth_cell = last;
+                texts.pop();
+                while texts.last().is_some_and(|(_, t)| t.is_empty()) {
+                    texts.pop();
+                }
+            }
         }
-        let truth = parse_truth(cell(c_truth)).ok_or_else(|| {
+        let truth = parse_truth(&truth_cell).ok_or_else(|| {
             format_error(
                 path,
                 &at("truth"),
                 &format!(
-                    "one or more option letters (\"a\", \"ab\", \"a,b\"), got \"{}\"",
-                    cell(c_truth)
+                    "one or more option letters (\"a\", \"ab\", \"a,b\"), got \"{truth_cell}\""
                 ),
             )
         })?;
+        // Options after an empty option column move back over the gap, when no truth letter names an
+        // option at or after the gap (so what the truth means does not depend on the reading).
+        if let Some(gap) = texts.iter().position(|(_, t)| t.is_empty()) {
+            let letter = texts[gap].0;
+            let unambiguous = truth
+                .iter()
+                .all(|l| letter_index(l).is_some_and(|k| k < gap));
+            if !unambiguous {
+                return Err(format_error(
+                    path,
+                    &at(letter),
+                    "a non-empty option (empty options may only follow the last non-empty one; \
+                     the truth names an option after the gap, so the shift is ambiguous)",
+                ));
+            }
+            log.repair(
+                path,
+                Some(line),
+                letter,
+                format!(
+                    "option column {letter} empty; the options after it moved back one column each"
+                ),
+                "a non-empty option (empty options may only follow the last non-empty one)",
+            )?;
+            texts.retain(|(_, t)| !t.is_empty());
+        }
+        // Single choice by type but several truth letters: the truth says what the row means.
+        let multiple = if !multiple && truth.len() > 1 {
+            log.repair(
+                path,
+                Some(line),
+                "type",
+                format!(
+                    "single choice (a) with {} truth letters; read as multiple choice (b)",
+                    truth.len()
+                ),
+                "type b (multiple choice) for a question with several truth letters",
+            )?;
+            true
+        } else {
+            multiple
+        };
+        let question = clean_text(cell(c_question));
+        let unscored = question.is_empty();
+        if unscored {
+            log.repair(
+                path,
+                Some(line),
+                "question",
+                "blank question text; kept, and out of scoring".to_string(),
+                "a non-empty question text",
+            )?;
+        }
         out.push(ChoiceQuestion {
             character: character.map(str::to_string),
             category,
             multiple,
-            question: clean_text(cell(c_question)),
+            question,
             options: texts.into_iter().map(|(_, t)| t).collect(),
             truth,
+            full_access: false,
+            unscored,
         });
     }
     Ok(out)
@@ -451,97 +693,6 @@ fn parse_truth(cell: &str) -> Option<Vec<String>> {
     }
 }
 
-/// One CSV record and the line it starts on (1-based).
-#[derive(Debug, PartialEq)]
-struct Record {
-    line: usize,
-    fields: Vec<String>,
-}
-
-/// A CSV syntax error.
-#[derive(Debug, PartialEq)]
-struct CsvError {
-    line: usize,
-    expected: String,
-}
-
-/// Parses RFC 4180 CSV: comma-separated fields; a field in double quotes may hold commas, line breaks and
-/// `""` for a quote. Accepts a UTF-8 BOM and LF, CRLF or CR line ends. A blank line gives a record with
-/// one empty field; no record follows the final line break.
-fn parse_csv(text: &str) -> Result<Vec<Record>, CsvError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut records = Vec::new();
-    let mut fields: Vec<String> = Vec::new();
-    let mut field = String::new();
-    let mut line = 1;
-    let mut record_line = 1;
-    let mut chars = text.chars().peekable();
-    // Whether anything of the current record has been read (so that a final line break ends no record).
-    let mut in_record = false;
-    while let Some(c) = chars.next() {
-        in_record = true;
-        match c {
-            '"' if field.is_empty() => {
-                let open_line = line;
-                loop {
-                    match chars.next() {
-                        None => {
-                            return Err(CsvError {
-                                line: open_line,
-                                expected: "a closing quote for the field opened on this line"
-                                    .into(),
-                            })
-                        }
-                        Some('"') if chars.peek() == Some(&'"') => {
-                            chars.next();
-                            field.push('"');
-                        }
-                        Some('"') => break,
-                        Some(ch) => {
-                            if ch == '\n' || (ch == '\r' && chars.peek() != Some(&'\n')) {
-                                line += 1;
-                            }
-                            field.push(ch);
-                        }
-                    }
-                }
-                match chars.peek() {
-                    None | Some(',') | Some('\n') | Some('\r') => {}
-                    Some(_) => {
-                        return Err(CsvError {
-                            line,
-                            expected: "a comma or line end after a closing quote".into(),
-                        })
-                    }
-                }
-            }
-            ',' => fields.push(std::mem::take(&mut field)),
-            '\r' | '\n' => {
-                if c == '\r' && chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                fields.push(std::mem::take(&mut field));
-                records.push(Record {
-                    line: record_line,
-                    fields: std::mem::take(&mut fields),
-                });
-                line += 1;
-                record_line = line;
-                in_record = false;
-            }
-            _ => field.push(c),
-        }
-    }
-    if in_record {
-        fields.push(field);
-        records.push(Record {
-            line: record_line,
-            fields,
-        });
-    }
-    Ok(records)
-}
-
 /// The path `import` reads a character's JSON from (for messages and tests).
 pub fn character_json_path(dir: &Path, name: &str) -> PathBuf {
     dir.join("json").join(format!("{name}.json"))
@@ -550,18 +701,6 @@ pub fn character_json_path(dir: &Path, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fields(text: &str) -> Vec<Vec<String>> {
-        parse_csv(text)
-            .unwrap()
-            .into_iter()
-            .map(|r| r.fields)
-            .collect()
-    }
-
-    fn row(items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| s.to_string()).collect()
-    }
 
     #[test]
     fn names_that_would_leave_the_folder_are_refused() {
@@ -575,58 +714,6 @@ mod tests {
         .unwrap();
         let err = import(d).unwrap_err().to_string();
         assert!(err.contains("character_name[1]"), "{err}");
-    }
-
-    #[test]
-    fn csv_plain_rows_and_line_ends() {
-        assert_eq!(
-            fields("a,b,c\n1,2,3\n"),
-            vec![row(&["a", "b", "c"]), row(&["1", "2", "3"])]
-        );
-        assert_eq!(
-            fields("a,b\r\n1,2"),
-            vec![row(&["a", "b"]), row(&["1", "2"])]
-        );
-        assert_eq!(fields("a\r1\r"), vec![row(&["a"]), row(&["1"])]);
-        assert_eq!(fields(""), Vec::<Vec<String>>::new());
-    }
-
-    #[test]
-    fn csv_quotes_commas_and_newlines() {
-        assert_eq!(
-            fields("q,t\n\"He said \"\"no\"\", then left\",b\n"),
-            vec![row(&["q", "t"]), row(&["He said \"no\", then left", "b"])]
-        );
-        let recs = parse_csv("h1,h2\n\"line one\nline two\",x\nnext,y\n").unwrap();
-        assert_eq!(recs[1].fields, row(&["line one\nline two", "x"]));
-        assert_eq!(recs[1].line, 2);
-        assert_eq!(
-            recs[2].line, 4,
-            "line numbers count the embedded line break"
-        );
-        assert_eq!(fields("\"\",\"a,b\",\"\"\n"), vec![row(&["", "a,b", ""])]);
-        // A quote inside an unquoted field is kept as it is.
-        assert_eq!(fields("5\" gun,x\n"), vec![row(&["5\" gun", "x"])]);
-    }
-
-    #[test]
-    fn csv_bom_and_empty_trailing_columns() {
-        assert_eq!(
-            fields("\u{feff}value,a,b,c,d,e,truth\nb,x,y,,,,a\n"),
-            vec![
-                row(&["value", "a", "b", "c", "d", "e", "truth"]),
-                row(&["b", "x", "y", "", "", "", "a"])
-            ]
-        );
-        assert_eq!(fields("a,b,\n"), vec![row(&["a", "b", ""])]);
-    }
-
-    #[test]
-    fn csv_errors_name_the_line() {
-        let e = parse_csv("a\n\"open\nstill open").unwrap_err();
-        assert_eq!(e.line, 2);
-        let e = parse_csv("a\n\"x\"y,z\n").unwrap_err();
-        assert_eq!(e.line, 2);
     }
 
     #[test]
@@ -743,12 +830,98 @@ mod tests {
             ("a,a,Q?,p,q,,,,7\n", "truth"),
         ] {
             std::fs::write(&csv, format!("{head}c,a,Ok?,s,t,,,,a\n{body}")).unwrap();
-            let err = import(tmp.path()).unwrap_err();
+            let err = import_logged(tmp.path(), true).unwrap_err();
             let msg = err.to_string();
             assert!(
                 msg.contains("B.csv") && msg.contains(&format!("row 3, column {column}")),
                 "{msg}"
             );
         }
+    }
+
+    /// Each repair rule on a synthetic file: tolerant imports what the row means and logs file, row and
+    /// column; strict refuses the same row.
+    #[test]
+    fn repairs_are_logged_and_strict_refuses_them() {
+        let head = "value,type,question,a,b,c,d,e,truth\n";
+        for (body, column, check) in [
+            ("a,a,Q?,p,q,,,,a,\n", "10", "trailing"),
+            ("a,a,Q?,p,q,,,b,\n", "e", "truth-in-option"),
+            ("a,a,Q?,p,,r,,,a\n", "b", "option-gap"),
+            ("a,a, ,p,q,,,,a\n", "question", "blank"),
+            ("a,a,Q?,p,q,,,,ab\n", "type", "multiple"),
+        ] {
+            let tmp = synthetic();
+            let csv = tmp.path().join("final_result/B.csv");
+            std::fs::write(&csv, format!("{head}{body}")).unwrap();
+            let got = import_logged(tmp.path(), false).unwrap();
+            assert_eq!(got.repairs.len(), 1, "{check}: {:?}", got.repairs);
+            let r = &got.repairs[0];
+            assert!(
+                r.path.ends_with("B.csv") && r.row == Some(2) && r.column == column,
+                "{check}: {r}"
+            );
+            let q = got
+                .script
+                .choice
+                .iter()
+                .find(|q| q.character.as_deref() == Some("B"))
+                .unwrap();
+            match check {
+                "trailing" => assert_eq!(q.truth, vec!["A"]),
+                "truth-in-option" => assert_eq!(
+                    (q.options.len(), q.truth.clone()),
+                    (2, vec!["B".to_string()])
+                ),
+                "option-gap" => assert_eq!(q.options, vec!["p", "r"]),
+                "blank" => assert!(q.unscored),
+                _ => assert!(q.multiple),
+            }
+            let err = import_logged(tmp.path(), true).unwrap_err().to_string();
+            assert!(
+                err.contains("B.csv") && err.contains("row 2"),
+                "{check}: {err}"
+            );
+        }
+        // Truth naming an option after the gap: ambiguous, refused even when tolerant.
+        let tmp = synthetic();
+        std::fs::write(
+            tmp.path().join("final_result/B.csv"),
+            format!("{head}a,a,Q?,p,,r,,,c\n"),
+        )
+        .unwrap();
+        assert!(import_logged(tmp.path(), false).is_err());
+    }
+
+    #[test]
+    fn victims_spelled_differently_are_one_victim_and_gm_is_the_omniscient_file() {
+        let tmp = synthetic();
+        let d = tmp.path();
+        write(
+            d,
+            "json/B.json",
+            r#"{"script": ["B."], "victims": ["Aunt(V)", "W"], "kill_by_me": [0, 0], "is_murderer": 0}"#,
+        );
+        std::fs::rename(
+            d.join("final_result/FSA.csv"),
+            d.join("final_result/GM.csv"),
+        )
+        .unwrap();
+        // The omniscient file repeats one character question: folded, counted once.
+        write(
+            d,
+            "final_result/GM.csv",
+            "value,type,question,a,b,c,d,e,truth\nc,a,Rel?,s,t,,,,b\nc,a,Only?,s,t,,,,a\n",
+        );
+        let got = import_logged(d, false).unwrap();
+        let names: Vec<_> = got.script.victims.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, vec!["V", "W"]);
+        assert_eq!(got.repairs.len(), 1);
+        assert_eq!(got.repairs[0].column, "victims[0]");
+        let s = &got.script;
+        assert_eq!(s.choice.iter().filter(|q| q.character.is_some()).count(), 3);
+        assert_eq!(s.choice.iter().filter(|q| q.in_full_access()).count(), 2);
+        assert_eq!(s.choice.iter().filter(|q| q.character.is_none()).count(), 1);
+        assert!(import_logged(d, true).is_err());
     }
 }
