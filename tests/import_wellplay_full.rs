@@ -10,34 +10,21 @@ use std::path::Path;
 use sleuth::script::import::wellplay;
 use sleuth::script::{Category, Script};
 
-/// Records of a CSV (quote-aware; independent of the importer's reader), header dropped and blank
-/// records skipped.
+/// Records of a CSV, read with the `csv` crate (independently of the importer's reader), header
+/// dropped and blank records skipped.
 fn csv_rows(text: &str) -> Vec<Vec<String>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (mut rows, mut row, mut field, mut quoted) = (Vec::new(), Vec::new(), String::new(), false);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            ('"', true) => quoted = false,
-            ('"', false) if field.is_empty() => quoted = true,
-            (',', false) => row.push(std::mem::take(&mut field)),
-            ('\r', false) => {}
-            ('\n', false) => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            (c, _) => field.push(c),
-        }
-    }
-    if !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
-    }
-    rows.into_iter()
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| {
+            r.expect("CSV record")
+                .iter()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
         .skip(1)
         .filter(|r| r.iter().any(|f| !f.trim().is_empty()))
         .collect()

@@ -52,36 +52,15 @@ fn markdown_table(md: &str, heading: &str) -> (Vec<String>, Vec<Vec<String>>) {
     (lines[0].clone(), lines[2..].to_vec())
 }
 
-/// A CSV file's records (RFC 4180 quoting, CRLF or LF line ends).
+/// A CSV file's records, header included (RFC 4180 quoting, read with the `csv` crate).
 fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            ('"', true) => quoted = false,
-            ('"', false) if field.is_empty() => quoted = true,
-            (',', false) => record.push(std::mem::take(&mut field)),
-            ('\r', false) => {}
-            ('\n', false) => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (c, _) => field.push(c),
-        }
-    }
-    assert!(!quoted, "unterminated quote");
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    records
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.expect("CSV record").iter().map(String::from).collect())
+        .collect()
 }
 
 /// Decodes a PNG: (width, height, distinct colours among the pixels).
