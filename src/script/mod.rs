@@ -256,4 +256,79 @@ rationale = "Ben saw Ada near the brandy; the brandy smelled of almonds."
         let err = Script::load(Path::new("/nonexistent/s.toml")).unwrap_err();
         assert!(matches!(err, ScriptError::Read { .. }));
     }
+
+    /// TINY where the vote is among Ben, Cy and a non-player, Dr Grey, who did it; Ada is innocent.
+    fn with_outside_culprit() -> String {
+        TINY.replace("role = \"murderer\"", "role = \"civilian\"")
+            .replace("murderer = \"Ada\"", "murderer = \"Dr Grey\"")
+            .replace(
+                "[host]",
+                "[[suspects]]\nname = \"Ben\"\n[[suspects]]\nname = \"Cy\"\n\
+                 [[suspects]]\nname = \"Dr Grey\"\ndescription = \"The physician.\"\nculprit = true\n[host]",
+            )
+    }
+
+    #[test]
+    fn a_non_player_suspect_can_be_the_culprit() {
+        let s = Script::parse(&with_outside_culprit(), Path::new("x.toml")).expect("valid");
+        assert!(s.murderers().is_empty());
+        assert_eq!(s.culprits(), vec!["Dr Grey"]);
+        assert_eq!(s.suspect_names(), vec!["Ben", "Cy", "Dr Grey"]);
+        assert!(s.is_culprit("Dr Grey") && !s.is_culprit("Ada"));
+        // Without a list, the players are the suspects and the murderers the culprits.
+        let t = tiny();
+        assert_eq!(t.suspect_names(), vec!["Ada", "Ben", "Cy"]);
+        assert_eq!(t.culprits(), vec!["Ada"]);
+    }
+
+    fn error_fields(text: &str) -> Vec<String> {
+        match Script::parse(text, Path::new("x.toml")) {
+            Err(ScriptError::Invalid { problems, .. }) => {
+                problems.into_iter().map(|p| p.field).collect()
+            }
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_murderer_left_off_the_suspects_is_an_error() {
+        // Ada murders, but the vote is among Ben and Cy only.
+        let text = TINY.replace(
+            "[host]",
+            "[[suspects]]\nname = \"Ben\"\n[[suspects]]\nname = \"Cy\"\n[host]",
+        );
+        assert_eq!(error_fields(&text), vec!["suspects"]);
+    }
+
+    #[test]
+    fn culprit_flag_on_a_player_and_an_unmarked_outside_murderer_are_errors() {
+        let text = with_outside_culprit()
+            .replace(
+                "[[suspects]]\nname = \"Ben\"\n",
+                "[[suspects]]\nname = \"Ben\"\nculprit = true\n",
+            )
+            .replace("culprit = true\n[host]", "[host]");
+        assert_eq!(
+            error_fields(&text),
+            vec!["characters[].role", "suspects[0].culprit", "truth.murderer"]
+        );
+    }
+
+    #[test]
+    fn a_victim_killed_by_nobody_in_the_cast_is_a_warning() {
+        let text = TINY
+            .replace("murderer = \"Ada\"\n", "")
+            .replace("[[clues]]", "[[victims]]\nname = \"Old Moss\"\n[[clues]]")
+            .replace(
+                "[truth]",
+                "[[truth.culprits]]\nvictim = \"Lord Ash\"\nby = [\"Ada\"]\n\
+                 [[truth.culprits]]\nvictim = \"Old Moss\"\nby = []\n[truth]",
+            );
+        let s = Script::parse(&text, Path::new("x.toml")).expect("a warning only");
+        let warned: Vec<_> = s.problems().into_iter().map(|p| p.field).collect();
+        assert!(
+            warned.contains(&"truth.culprits[1].by".to_string()),
+            "{warned:?}"
+        );
+    }
 }

@@ -65,6 +65,11 @@ pub struct Script {
     #[serde(default = "one")]
     pub acts: u32,
     pub victims: Vec<Victim>,
+    /// Whom the vote is among, when that is not simply the players: a script may have the players vote
+    /// among people who do not play (MIRAGE "The Final Performance of a Big Star": two players, seven
+    /// non-player suspects, the culprit among them). Empty: the players are the suspects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspects: Vec<Suspect>,
     /// The host's lines; language defaults when absent (imported scripts have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostManual>,
@@ -90,6 +95,21 @@ pub struct Victim {
     pub name: String,
     #[serde(default)]
     pub description: String,
+}
+
+/// Someone the players may vote for. A player listed here is a suspect as the player they are (their
+/// role says whether they are a culprit); anyone else is a non-player suspect, described for the players
+/// and marked as a culprit here, since they have no role.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suspect {
+    pub name: String,
+    /// Who they are, as every player may know it (non-player suspects).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// A non-player suspect who committed the murder.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub culprit: bool,
 }
 
 /// The host's pre-set lines; the host is not an LLM (ThinkThrice rule 5).
@@ -355,6 +375,39 @@ impl Script {
     /// Whether the named character is a murderer.
     pub fn is_murderer(&self, name: &str) -> bool {
         self.character(name).is_some_and(|c| c.is_murderer())
+    }
+
+    /// Names the vote is among: the `suspects` list, or every player when the script has none.
+    pub fn suspect_names(&self) -> Vec<&str> {
+        if self.suspects.is_empty() {
+            self.characters.iter().map(|c| c.name.as_str()).collect()
+        } else {
+            self.suspects.iter().map(|s| s.name.as_str()).collect()
+        }
+    }
+
+    /// Suspects who are not players, in the order of the `suspects` list.
+    pub fn non_player_suspects(&self) -> impl Iterator<Item = &Suspect> {
+        self.suspects
+            .iter()
+            .filter(|s| self.character(&s.name).is_none())
+    }
+
+    /// Who committed the murder: the murderer players, then the non-player suspects marked as culprits.
+    /// Votes, the winner rule, Victory and detection accuracy are about these names.
+    pub fn culprits(&self) -> Vec<&str> {
+        let mut out = self.murderers();
+        out.extend(
+            self.non_player_suspects()
+                .filter(|s| s.culprit)
+                .map(|s| s.name.as_str()),
+        );
+        out
+    }
+
+    /// Whether the named person (player or not) is a culprit.
+    pub fn is_culprit(&self, name: &str) -> bool {
+        self.culprits().contains(&name)
     }
 
     /// The host's lines, or the language's defaults.

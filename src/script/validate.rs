@@ -64,6 +64,7 @@ impl Script {
         let mut f = Findings::default();
         self.check_top(&mut f);
         self.check_characters(&mut f);
+        self.check_suspects(&mut f);
         self.check_truth(&mut f);
         self.check_clues(&mut f);
         self.check_questions(&mut f);
@@ -173,28 +174,78 @@ impl Script {
                 );
             }
         }
-        if self.murderers().is_empty() {
+        if self.culprits().is_empty() {
             f.error(
                 "characters[].role",
-                "at least one character with role \"murderer\"",
+                "at least one culprit: a character with role \"murderer\" or a non-player suspect \
+                 with `culprit = true`",
             );
+        }
+    }
+
+    fn check_suspects(&self, f: &mut Findings) {
+        if self.suspects.is_empty() {
+            return;
+        }
+        let mut names = HashSet::new();
+        for (i, s) in self.suspects.iter().enumerate() {
+            let field = format!("suspects[{i}]");
+            if s.name.trim().is_empty() {
+                f.error(format!("{field}.name"), "a non-empty name");
+            } else if !names.insert(s.name.as_str()) {
+                f.error(
+                    format!("{field}.name"),
+                    format!("a unique name (\"{}\" appears twice)", s.name),
+                );
+            }
+            if self.victims.iter().any(|v| v.name == s.name) {
+                f.error(
+                    format!("{field}.name"),
+                    format!("a suspect who is not also a victim (\"{}\")", s.name),
+                );
+            }
+            if self.character(&s.name).is_some() && s.culprit {
+                f.error(
+                    format!("{field}.culprit"),
+                    format!(
+                        "no `culprit` on a player (\"{}\"): a player's role says whether they did it",
+                        s.name
+                    ),
+                );
+            }
+        }
+        if self.suspects.len() < 2 {
+            f.error("suspects", "at least two suspects to vote among");
+        }
+        for m in self.murderers() {
+            if !names.contains(m) {
+                f.error(
+                    "suspects",
+                    format!("every culprit among the suspects (\"{m}\", a murderer, is not)"),
+                );
+            }
         }
     }
 
     fn check_truth(&self, f: &mut Findings) {
         if let Some(m) = &self.truth.murderer {
-            match self.character(m) {
-                None => f.error(
+            let npc = self.non_player_suspects().find(|s| s.name == *m);
+            match (self.character(m), npc) {
+                (None, None) => f.error(
                     "truth.murderer",
-                    format!("the name of a character (\"{m}\" is not one)"),
+                    format!("the name of a character or suspect (\"{m}\" is not one)"),
                 ),
-                Some(c) if !c.is_murderer() => f.error(
+                (Some(c), _) if !c.is_murderer() => f.error(
                     "truth.murderer",
                     format!("a character whose role is \"murderer\" (\"{m}\" is a civilian)"),
                 ),
+                (None, Some(s)) if !s.culprit => f.error(
+                    "truth.murderer",
+                    format!("a suspect with `culprit = true` (\"{m}\" is not marked)"),
+                ),
                 _ => {}
             }
-            if self.murderers().len() > 1 {
+            if self.culprits().len() > 1 {
                 f.error(
                     "truth.murderer",
                     "`truth.culprits` instead: the script has several murderers",
@@ -209,13 +260,24 @@ impl Script {
                 );
             }
             if c.by.is_empty() {
-                f.error(format!("truth.culprits[{i}].by"), "at least one culprit");
+                // A death nobody in the cast caused (an accident, a killer outside the story) is still
+                // part of the case; the vote is about the culprits of the others.
+                f.warn(
+                    format!("truth.culprits[{i}].by"),
+                    format!(
+                        "a culprit of {} among the cast (none given: no vote can name one)",
+                        c.victim
+                    ),
+                );
             }
             for (j, who) in c.by.iter().enumerate() {
-                if !self.is_murderer(who) {
+                if !self.is_culprit(who) {
                     f.error(
                         format!("truth.culprits[{i}].by[{j}]"),
-                        format!("a character whose role is \"murderer\" (\"{who}\" is not)"),
+                        format!(
+                            "a character whose role is \"murderer\" or a culprit suspect \
+                             (\"{who}\" is neither)"
+                        ),
                     );
                 }
             }

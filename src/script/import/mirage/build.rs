@@ -86,6 +86,7 @@ pub(super) fn script(
             name: victim.clone(),
             description: String::new(),
         }],
+        suspects: Vec::new(),
         host: None,
         characters,
         clues,

@@ -186,6 +186,7 @@ pub fn import_logged(dir: &Path, strict: bool) -> Result<Imported, ImportError> 
         premise: String::new(),
         acts,
         victims,
+        suspects: Vec::new(),
         host: None,
         characters,
         clues: Vec::new(),
