@@ -70,9 +70,17 @@ async fn play(script: Arc<Script>, gw: sleuth::llm::Gateway) {
         .await
         .unwrap_or_else(|e| panic!("{title}: {e}"));
     let suspects = script.suspect_names();
-    assert_eq!(r.votes.len(), script.characters.len(), "{title}: {:?}", r.votes);
+    assert_eq!(
+        r.votes.len(),
+        script.characters.len(),
+        "{title}: {:?}",
+        r.votes
+    );
     for (voter, target) in &r.votes {
-        assert!(voter != target && suspects.contains(&target.as_str()), "{title}: {voter} → {target}");
+        assert!(
+            voter != target && suspects.contains(&target.as_str()),
+            "{title}: {voter} → {target}"
+        );
     }
     assert!(r.winner.is_some(), "{title}: no winner");
     let scored = script

@@ -12,6 +12,7 @@ mod questions;
 mod replay;
 mod report;
 mod script;
+mod stats;
 mod summary;
 
 use anyhow::Result;

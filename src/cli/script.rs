@@ -1,4 +1,4 @@
-//! `sleuth script validate|show`: checking and summarising script files.
+//! `sleuth script validate|show|stats`: checking and summarising script files.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,16 @@ pub enum ScriptCommand {
     Validate { path: PathBuf },
     /// Summarise a script: characters, roles, acts, clues and questions by kind.
     Show { path: PathBuf },
+    /// The dataset table of a set of scripts (files, or folders of `*.toml`): players, victims, acts,
+    /// clues, tokens, words and questions by category per script, with the mean and sum over the set, as
+    /// the papers' dataset tables give them.
+    Stats {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print CSV instead of an aligned table.
+        #[arg(long)]
+        csv: bool,
+    },
 }
 
 impl ScriptCommand {
@@ -22,6 +32,7 @@ impl ScriptCommand {
         match self {
             ScriptCommand::Validate { path } => validate(&path),
             ScriptCommand::Show { path } => show(&path),
+            ScriptCommand::Stats { paths, csv } => super::stats::run(&paths, csv),
         }
     }
 }

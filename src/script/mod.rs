@@ -6,6 +6,7 @@
 
 pub mod import;
 mod model;
+pub mod stats;
 mod validate;
 
 use std::path::{Path, PathBuf};
