@@ -162,3 +162,46 @@ fn missing_folder_is_an_error() {
     let err = wellplay::import(Path::new("/nonexistent/wellplay/folder")).unwrap_err();
     assert!(err.to_string().contains("script_info.json"), "{err}");
 }
+
+/// `sleuth import wellplay SET --out DIR` imports every script folder of a set, each to
+/// `DIR/<folder name>.toml`, and `sleuth script stats DIR` tabulates them with Avg and Sum rows.
+#[test]
+fn a_whole_set_imports_into_a_folder_and_tabulates() {
+    let Some(root) = samples() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("scripts");
+    let o = common::sleuth(tmp.path())
+        .args(["import", "wellplay"])
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("imported 2 of 2 scripts"), "{stdout}");
+    for name in [
+        "Desperate Sunshine (4 people closed)",
+        "Riverside Inn (4 people closed)",
+    ] {
+        Script::load(&out.join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let o = common::sleuth(tmp.path())
+        .args(["script", "stats", "--csv"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let col = |name: &str| rows[0].iter().position(|h| *h == name).unwrap();
+    let sum = rows.iter().find(|r| r[0] == "Sum").expect("a Sum row");
+    // 57 + 39 questions, 4 + 4 players.
+    assert_eq!(sum[col("questions")], "96", "{csv}");
+    assert_eq!(sum[col("players")], "8", "{csv}");
+    assert_eq!(rows.len(), 1 + 2 + 2, "{csv}");
+}
