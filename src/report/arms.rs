@@ -3,8 +3,13 @@
 //! A *condition* is everything that defines how a game was played except the script and the seed:
 //! protocol, framework, the murderers' framework, modules, model and every protocol setting the game
 //! recorded (rounds, questions per round, iterations, temperature, judge, …). An *arm* is a condition on
-//! one script; its games are the repeats (different seeds). The papers' tables are laid out by condition
-//! (a row per method, pooled over scripts) or by arm (script × method).
+//! one version of one script; its games are the repeats (different seeds). The papers' tables are laid
+//! out by condition (a row per method, pooled over scripts) or by arm (script × method).
+//!
+//! A script is known by its title *and* the content digest its game's spec recorded: a script whose
+//! culprit, clues or questions were edited between two runs is another script that happens to share a
+//! title, and its games are not repeats of the old one (their votes are scored against another truth).
+//! Results written before games recorded a spec have no digest; they are pooled only with each other.
 //!
 //! Labels name a condition by what tells it apart from the others in the same report: the framework
 //! (and ThinkThrice modules, written as the paper does) always, the protocol, model or a setting only
@@ -89,6 +94,9 @@ impl Condition {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LabelPart {
     pub setting: Option<String>,
+    /// The part naming the protocol (shown only when the report holds several), which a section
+    /// built from one protocol's games leaves out: its title already names the protocol.
+    pub protocol: bool,
     pub text: String,
 }
 
@@ -104,18 +112,25 @@ pub struct ConditionInfo {
 }
 
 impl ConditionInfo {
-    /// The condition's name in tables and figures.
+    /// The condition's full name, protocol included when the report holds several (notes, and any
+    /// place that mixes protocols).
     pub fn label(&self) -> String {
         join_parts(self.parts.iter())
     }
 
-    /// The label without the given settings (e.g. without rounds and questions per round, for a
-    /// figure that plots against them).
+    /// The condition's name inside a section built from one protocol's games (every paper's table
+    /// and figure, and tables with a protocol column): the label without the protocol.
+    pub fn method(&self) -> String {
+        self.label_without(&[])
+    }
+
+    /// The label without the protocol and the given settings (e.g. without rounds and questions per
+    /// round, for a figure that plots against them).
     pub fn label_without(&self, settings: &[&str]) -> String {
         join_parts(
-            self.parts
-                .iter()
-                .filter(|p| p.setting.as_deref().is_none_or(|s| !settings.contains(&s))),
+            self.parts.iter().filter(|p| {
+                !p.protocol && p.setting.as_deref().is_none_or(|s| !settings.contains(&s))
+            }),
         )
     }
 }
@@ -127,10 +142,17 @@ fn join_parts<'a>(parts: impl Iterator<Item = &'a LabelPart>) -> String {
         .join(" · ")
 }
 
-/// A condition played on one script.
+/// A condition played on one version of one script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arm {
+    /// The script's title, as `result.json` names it.
     pub script: String,
+    /// The script's content digest (sha256, hex) from the games' spec; `None` for results written
+    /// before games recorded their spec, which are pooled only with each other.
+    pub digest: Option<String>,
+    /// How tables name the script: the title, and a short digest ("Riverside Inn @ab12cd", or
+    /// "@unknown" without one) only when the report holds several versions of that title.
+    pub script_label: String,
     /// Index into [`Grouping::conditions`].
     pub condition: usize,
     /// Indices into [`Grouping::games`]: the repeats, in path order.
@@ -171,20 +193,27 @@ impl Grouping {
                 arms: Vec::new(),
             })
             .collect();
-        // Arms: (script, condition index) in that order.
-        let mut by_arm: BTreeMap<(String, usize), Vec<usize>> = BTreeMap::new();
+        // Arms: (script, version, condition index) in that order.
+        let mut by_arm: BTreeMap<(String, Option<String>, usize), Vec<usize>> = BTreeMap::new();
         for (ci, c) in conditions.iter().enumerate() {
             for &gi in &c.games {
+                let r = &games[gi].result;
                 by_arm
-                    .entry((games[gi].result.script.clone(), ci))
+                    .entry((r.script.clone(), script_digest(r).map(str::to_string), ci))
                     .or_default()
                     .push(gi);
             }
         }
+        let labels = script_labels(by_arm.keys().map(|(s, d, _)| (s.as_str(), d.as_deref())));
         let arms: Vec<Arm> = by_arm
             .into_iter()
-            .map(|((script, condition), games)| Arm {
+            .map(|((script, digest, condition), games)| Arm {
+                script_label: labels
+                    .get(&(script.clone(), digest.clone()))
+                    .cloned()
+                    .unwrap_or_else(|| script.clone()),
                 script,
+                digest,
                 condition,
                 games,
             })
@@ -204,11 +233,64 @@ impl Grouping {
         games.iter().map(move |&i| &self.games[i].result)
     }
 
-    /// Scripts in report order.
+    /// Scripts in report order, by their label: two versions of one title count as two scripts.
     pub fn scripts(&self) -> Vec<String> {
-        let set: BTreeSet<&str> = self.arms.iter().map(|a| a.script.as_str()).collect();
+        let set: BTreeSet<&str> = self.arms.iter().map(|a| a.script_label.as_str()).collect();
         set.into_iter().map(str::to_string).collect()
     }
+}
+
+/// The script content digest a game's spec recorded; `None` for results without a spec (older
+/// games) or with an empty digest.
+pub fn script_digest(r: &GameResult) -> Option<&str> {
+    r.spec
+        .as_ref()
+        .map(|s| s.script.digest.as_str())
+        .filter(|d| !d.is_empty())
+}
+
+/// Hex digits of a digest shown in a script label, at least: enough to tell versions apart at a
+/// glance, short enough to keep a table narrow.
+const SHORT_DIGEST: usize = 6;
+
+/// The label of every (title, digest) version: the title alone when the report holds one version of
+/// it; otherwise the title and the shortest digest prefix (at least [`SHORT_DIGEST`] characters) that
+/// tells that title's versions apart, or "@unknown" for games that recorded no digest.
+fn script_labels<'a>(
+    versions: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+) -> BTreeMap<(String, Option<String>), String> {
+    let mut by_title: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
+    for (title, digest) in versions {
+        by_title.entry(title).or_default().insert(digest);
+    }
+    let mut labels = BTreeMap::new();
+    for (title, digests) in by_title {
+        let key = |d: Option<&str>| (title.to_string(), d.map(str::to_string));
+        if digests.len() == 1 {
+            for d in digests {
+                labels.insert(key(d), title.to_string());
+            }
+            continue;
+        }
+        let known: Vec<&str> = digests.iter().flatten().copied().collect();
+        let longest = known.iter().map(|d| d.chars().count()).max().unwrap_or(0);
+        let width = (SHORT_DIGEST..longest)
+            .find(|&n| {
+                let prefixes: BTreeSet<&str> = known.iter().map(|d| prefix(d, n)).collect();
+                prefixes.len() == known.len()
+            })
+            .unwrap_or(longest);
+        for d in digests {
+            let short = d.map_or("unknown", |d| prefix(d, width));
+            labels.insert(key(d), format!("{title} @{short}"));
+        }
+    }
+    labels
+}
+
+/// The first `n` characters of `s` (all of it when shorter).
+fn prefix(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }
 
 /// The papers' method order (PLAYER* Table A3: PP, OP, Werewolf, O-CoT, ThinkThrice, PLAYER*), then
@@ -338,11 +420,16 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
     let mut parts = Vec::new();
     let plain = |text: String| LabelPart {
         setting: None,
+        protocol: false,
         text,
     };
     let protocols: BTreeSet<&str> = all.iter().map(|k| k.protocol.as_str()).collect();
     if protocols.len() > 1 {
-        parts.push(plain(c.protocol.clone()));
+        parts.push(LabelPart {
+            setting: None,
+            protocol: true,
+            text: c.protocol.clone(),
+        });
     }
     let mut method = framework_name(&c.framework);
     let modules = modules_name(&c.modules);
@@ -365,6 +452,7 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
         if varies {
             parts.push(LabelPart {
                 setting: Some(key.clone()),
+                protocol: false,
                 text: format!("{}={}", setting_name(key), setting_text(value)),
             });
         }

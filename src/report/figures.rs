@@ -3,17 +3,22 @@
 //!
 //! - PLAYER* Figure 7: WellPlay overall score against the number of rounds n, one line per number of
 //!   questions per round m (and per method, when several played).
-//! - ThinkThrice Figure 4: civilian win rate and murderer detection accuracy per condition, as bars.
+//! - ThinkThrice Figure 4: civilian win rate and murderer detection accuracy per condition, as bars;
+//!   the same bars for another protocol's games under a title naming the protocol.
 //! - MIRAGE Figure 2: CIC of all clues and of key clues after each iteration.
+//!
+//! Each figure holds the games of one protocol ([`super::papers`]).
 
 use std::collections::BTreeMap;
 
 use super::arms::Grouping;
 use super::clues::Timeline;
 use super::metrics::{values, Bootstrap, Metric};
+use super::papers::{self, Measures};
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
 use crate::eval::stats::Interval;
+use crate::game::Protocol;
 
 /// The x axis: numbers, or named categories at 0, 1, 2, …
 #[derive(Debug, Clone, PartialEq)]
@@ -103,13 +108,14 @@ impl Figure {
 }
 
 /// PLAYER* Figure 7 from the WellPlay conditions that played (not the PP/OP references), pooled over
-/// scripts.
+/// scripts. Only WellPlay has rounds × questions per round, so the figure has no other protocol's
+/// counterpart.
 pub fn player_figure7(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
     const AXES: [&str; 2] = ["rounds", "questions_per_round"];
     // (family, m) → points by n.
     let mut lines: BTreeMap<(String, u64), Vec<Point>> = BTreeMap::new();
     for c in &g.conditions {
-        if c.key.is_reference() {
+        if c.key.protocol != Protocol::WellPlay.as_str() || c.key.is_reference() {
             continue;
         }
         let (Some(n), Some(m)) = (
@@ -166,12 +172,22 @@ pub fn player_figure7(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
     })
 }
 
-/// ThinkThrice Figure 4 over every condition whose games were decided by a vote.
+/// ThinkThrice Figure 4 over every condition of the ThinkThrice protocol whose games were decided by
+/// a vote ([`votes`]).
 pub fn thinkthrice_figure4(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
+    votes(g, boot, Protocol::ThinkThrice)
+}
+
+/// Figure 4's bars for one protocol's conditions whose games were decided by a vote, titled by the
+/// protocol unless it is ThinkThrice: win rules differ between protocols, so their bars are never
+/// drawn side by side.
+pub fn votes(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option<Figure> {
     let conditions: Vec<usize> = (0..g.conditions.len())
         .filter(|&ci| {
-            g.results(&g.conditions[ci].games)
-                .any(|r| Metric::CivilianWin.of(r).is_some())
+            let c = &g.conditions[ci];
+            c.key.protocol == protocol.as_str()
+                && g.results(&c.games)
+                    .any(|r| Metric::CivilianWin.of(r).is_some())
         })
         .collect();
     if conditions.is_empty() {
@@ -194,12 +210,15 @@ pub fn thinkthrice_figure4(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
             .collect(),
     })
     .collect();
+    let heading = Measures::Votes.heading(protocol);
     Some(Figure {
-        id: "thinkthrice_figure4",
-        title: "ThinkThrice Figure 4 — win rate and murderer detection".into(),
+        id: heading.id,
+        title: heading.title,
         caption: format!(
-            "Share of games the civilians won, and votes received by the murderer / votes cast, per \
-             condition (pooled over scripts); whiskers the {} bootstrap interval over games.",
+            "Games played under the {protocol} protocol. Share of games the civilians won (under {}), \
+             and votes received by the murderer / votes cast, per condition (pooled over scripts); \
+             whiskers the {} bootstrap interval over games.",
+            papers::win_rule(protocol),
             super::tables::level_text(boot.level)
         ),
         x_label: "Condition".into(),
@@ -208,7 +227,7 @@ pub fn thinkthrice_figure4(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
         x: XAxis::Categories(
             conditions
                 .iter()
-                .map(|&ci| g.conditions[ci].label())
+                .map(|&ci| g.conditions[ci].method())
                 .collect(),
         ),
         style: Style::Bars,
@@ -216,7 +235,7 @@ pub fn thinkthrice_figure4(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
     })
 }
 
-/// MIRAGE Figure 2 from the transcripts of MIRAGE games.
+/// MIRAGE Figure 2 from the transcripts of games played under the MIRAGE protocol.
 pub fn mirage_figure2(
     g: &Grouping,
     boot: &Bootstrap,
@@ -224,10 +243,11 @@ pub fn mirage_figure2(
 ) -> Option<Figure> {
     let conditions: Vec<usize> = (0..g.conditions.len())
         .filter(|&ci| {
-            g.conditions[ci]
-                .games
-                .iter()
-                .any(|gi| clues.contains_key(gi) && g.games[*gi].result.mirage.is_some())
+            let c = &g.conditions[ci];
+            c.key.protocol == Protocol::Mirage.as_str()
+                && c.games
+                    .iter()
+                    .any(|gi| clues.contains_key(gi) && g.games[*gi].result.mirage.is_some())
         })
         .collect();
     if conditions.is_empty() {
@@ -275,7 +295,7 @@ pub fn mirage_figure2(
                 name: if single {
                     capitalise(what)
                 } else {
-                    format!("{} · {what}", c.label())
+                    format!("{} · {what}", c.method())
                 },
                 points,
             });

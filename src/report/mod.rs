@@ -1,9 +1,10 @@
 //! `sleuth report`: the papers' tables and figures from finished games.
 //!
-//! Reads every `result.json` under a path ([`load`]), groups the games into arms — one script played
-//! under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4 and Figure 4,
-//! PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired comparisons
-//! ([`tables`], [`figures`]). Means come with percentile-bootstrap intervals over games from
+//! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
+//! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
+//! and Figure 4, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired
+//! comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
+//! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
 //! "—"). The output is `report.md`, a self-contained `report.html`, one CSV per table and figure, and
 //! each figure as PNG and SVG (`docs/report.md`).
@@ -19,6 +20,7 @@ mod html;
 pub mod load;
 mod markdown;
 pub mod metrics;
+pub mod papers;
 pub mod plots;
 pub mod table;
 pub mod tables;
@@ -129,25 +131,28 @@ impl Report {
             }
         }
         notes.extend(repeated_seeds(&grouping));
+        notes.extend(unknown_protocols(&grouping));
         let b = &bootstrap;
+        let g = &grouping;
         let mut sections = Vec::new();
-        let mut add_table = |t: Option<Table>| {
-            if let Some(t) = t {
-                sections.push(Section::Table(t));
-            }
-        };
-        add_table(tables::thinkthrice_table4(&grouping, b));
-        let fig4 = figures::thinkthrice_figure4(&grouping, b);
-        let a3 = tables::player_table_a3(&grouping);
-        let fig7 = figures::player_figure7(&grouping, b);
-        let a5 = tables::player_table_a5(&grouping);
-        let t2 = tables::mirage_table2(&grouping, b, &clues);
-        let fig2 = figures::mirage_figure2(&grouping, b, &clues);
-        let paired = tables::paired(&grouping, b);
-        sections.extend(fig4.map(Section::Figure));
-        sections.extend(a3.map(Section::Table));
-        sections.extend(fig7.map(Section::Figure));
-        sections.extend(a5.map(Section::Table));
+        // Each measure once per protocol, the paper's own first (papers.rs says why).
+        let per_protocol = |m: papers::Measures| m.protocols().collect::<Vec<_>>();
+        for p in per_protocol(papers::Measures::Factual) {
+            sections.extend(tables::factual(g, b, p).map(Section::Table));
+        }
+        for p in per_protocol(papers::Measures::Votes) {
+            sections.extend(figures::votes(g, b, p).map(Section::Figure));
+        }
+        for p in per_protocol(papers::Measures::Choice) {
+            sections.extend(tables::choice(g, p).map(Section::Table));
+        }
+        sections.extend(figures::player_figure7(g, b).map(Section::Figure));
+        for p in per_protocol(papers::Measures::Cost) {
+            sections.extend(tables::cost(g, p).map(Section::Table));
+        }
+        let t2 = tables::mirage_table2(g, b, &clues);
+        let fig2 = figures::mirage_figure2(g, b, &clues);
+        let paired = tables::paired(g, b);
         sections.extend(t2.map(Section::Table));
         sections.extend(fig2.map(Section::Figure));
         sections.extend(paired.map(Section::Table));
@@ -221,7 +226,7 @@ fn repeated_seeds(g: &Grouping) -> Vec<String> {
             notes.push(format!(
                 "{} · {}: seed {} appears more than once; every copy counts as a repeat (the paired \
                  comparisons use the first)",
-                arm.script,
+                arm.script_label,
                 g.conditions[arm.condition].label(),
                 seeds.join(", ")
             ));
@@ -230,14 +235,32 @@ fn repeated_seeds(g: &Grouping) -> Vec<String> {
     notes
 }
 
-/// Every file stem a report may write, so a rewrite removes what no longer applies.
-const IDS: [&str; 9] = [
+/// Games of a protocol sleuth does not know (a result from elsewhere): no paper's section can hold
+/// them, so they are named rather than silently missing.
+fn unknown_protocols(g: &Grouping) -> Vec<String> {
+    let mut unknown: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in &g.conditions {
+        if papers::protocol(&c.key.protocol).is_none() {
+            *unknown.entry(c.key.protocol.as_str()).or_default() += c.games.len();
+        }
+    }
+    unknown
+        .into_iter()
+        .map(|(p, n)| {
+            format!(
+                "{} of the unknown protocol \"{p}\" appear only in the Arms table and the paired \
+                 comparisons: no paper's table or figure holds them",
+                plural(n, "game")
+            )
+        })
+        .collect()
+}
+
+/// File stems a report may write besides the protocol-scoped sections ([`papers::all_ids`]), so a
+/// rewrite removes what no longer applies.
+const IDS: [&str; 5] = [
     "arms",
-    "thinkthrice_table4",
-    "thinkthrice_figure4",
-    "player_table_a3",
     "player_figure7",
-    "player_table_a5",
     "mirage_table2",
     "mirage_figure2",
     "paired",
@@ -306,7 +329,7 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         "report.html",
         &html::render(r, &notes, &rendered),
     )?);
-    for id in IDS {
+    for id in IDS.into_iter().chain(papers::all_ids()) {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));
             if !files.contains(&stale) && stale.is_file() {

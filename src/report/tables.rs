@@ -1,6 +1,6 @@
 //! The papers' tables, built from grouped games.
 //!
-//! - `arms`: every arm (script × condition) with its games and seeds — the index of the report.
+//! - `arms`: every arm (script version × condition) with its games and seeds — the index of the report.
 //! - ThinkThrice Table 4: factual QA (Own, CQ, MQ, Others), civilian win rate and murderer detection
 //!   per condition, pooled over scripts, with bootstrap intervals over games.
 //! - PLAYER* Table A3: WellPlay voting and multiple-choice scores per script × method, mean ± std
@@ -9,18 +9,22 @@
 //! - MIRAGE Table 2: tokens and requests, Victory, TII, CIC, ICI, SCI and parse failures per condition.
 //! - `paired`: two conditions compared on the same scripts and seeds.
 //!
-//! A table appears only when some game measured what it shows.
+//! A table appears only when some game measured what it shows. A paper's table holds only games of
+//! that paper's protocol; Table 4's, A3's and A5's measures from other protocols are built by the
+//! same functions under a title naming the protocol ([`super::papers`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::arms::{ConditionInfo, Grouping};
+use super::arms::{script_digest, Arm, ConditionInfo, Grouping};
 use super::clues::Timeline;
 use super::metrics::{self, category, values, Bootstrap, Metric};
+use super::papers::{self, Measures};
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
 use crate::eval::stats;
 use crate::game::GameResult;
 use crate::game::MirageScores;
+use crate::game::Protocol;
 
 /// Decimals of accuracies and rates (the papers print three).
 const RATE: usize = 3;
@@ -32,6 +36,7 @@ pub fn arms(g: &Grouping) -> Table {
         "Arms",
         vec![
             Column::new("Script", "script", Kind::Text),
+            Column::new("Script digest", "script_digest", Kind::Text),
             Column::new("Protocol", "protocol", Kind::Text),
             Column::new("Method", "method", Kind::Text),
             Column::new("Model", "model", Kind::Text),
@@ -40,8 +45,12 @@ pub fn arms(g: &Grouping) -> Table {
             Column::new("Settings", "settings", Kind::Text),
         ],
     );
-    t.note = "An arm is one script played under one condition (protocol, framework, murderers' \
-              framework, modules, model and protocol settings); its games are the repeats over seeds. \
+    t.note = "An arm is one version of one script played under one condition (protocol, framework, \
+              murderers' framework, modules, model and protocol settings); its games are the repeats \
+              over seeds. A version is the script's content digest as the games' spec recorded it \
+              (empty for results written before games recorded a spec): games of an edited script — \
+              another culprit, other clues — are another arm. Tables add a short digest to the \
+              script's name (\"Inn @ab12cd\") only when the report holds several versions of it. \
               Method names a condition by what sets it apart from the others in this report."
         .into();
     for arm in &g.arms {
@@ -55,9 +64,10 @@ pub fn arms(g: &Grouping) -> Table {
             .collect();
         t.push(
             vec![
-                Cell::Text(arm.script.clone()),
+                Cell::Text(arm.script_label.clone()),
+                Cell::Text(arm.digest.clone().unwrap_or_default()),
                 Cell::Text(c.key.protocol.clone()),
-                Cell::Text(c.label()),
+                Cell::Text(c.method()),
                 Cell::Text(c.key.model.clone()),
                 Cell::Number(Some(arm.games.len() as f64)),
                 Cell::Text(seeds.join(" ")),
@@ -69,16 +79,26 @@ pub fn arms(g: &Grouping) -> Table {
     t
 }
 
-/// ThinkThrice Table 4, with Figure 4's win rate and detection accuracy as columns.
+/// ThinkThrice Table 4, with Figure 4's win rate and detection accuracy as columns: the ThinkThrice
+/// protocol's games only ([`factual`]).
 pub fn thinkthrice_table4(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
+    factual(g, boot, Protocol::ThinkThrice)
+}
+
+/// Table 4's measures for one protocol's games: under the ThinkThrice protocol every condition (it is
+/// the paper's table), under another only conditions that answered factual questions (their votes
+/// have their own figure), titled by the protocol ([`papers`]).
+pub fn factual(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option<Table> {
     let factual = [Metric::Own, Metric::Cq, Metric::Mq, Metric::Others];
+    let paper = protocol == Measures::Factual.paper_protocol();
     let rows: Vec<&ConditionInfo> = g
         .conditions
         .iter()
         .filter(|c| {
-            c.key.protocol == "thinkthrice"
-                || g.results(&c.games)
-                    .any(|r| factual.iter().any(|m| m.of(r).is_some()))
+            c.key.protocol == protocol.as_str()
+                && (paper
+                    || g.results(&c.games)
+                        .any(|r| factual.iter().any(|m| m.of(r).is_some())))
         })
         .collect();
     if rows.is_empty() {
@@ -100,21 +120,20 @@ pub fn thinkthrice_table4(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
     for m in metrics {
         columns.push(Column::new(m.name(), field(m), Kind::MeanCi(RATE)));
     }
-    let mut t = Table::new(
-        "thinkthrice_table4",
-        "ThinkThrice Table 4 — factual QA, civilian win rate and murderer detection",
-        columns,
-    );
+    let heading = Measures::Factual.heading(protocol);
+    let mut t = Table::new(heading.id, &heading.title, columns);
     t.note = format!(
-        "Own: questions from the agent's own script; CQ: from other civilians' scripts; MQ: from the \
-         murderer's; Others: CQ and MQ together. Win rate: share of games the civilians won; detection: \
-         votes received by the murderer / votes cast (ThinkThrice Figure 4). Each cell is the mean over \
-         games (pooled over scripts) with its {} bootstrap interval over games.",
+        "Games played under the {protocol} protocol. Own: questions from the agent's own script; CQ: \
+         from other civilians' scripts; MQ: from the murderer's; Others: CQ and MQ together. Win rate: \
+         share of games the civilians won under {}; detection: votes received by the murderer / votes \
+         cast (ThinkThrice Figure 4). Each cell is the mean over games (pooled over scripts) with its \
+         {} bootstrap interval over games.",
+        papers::win_rule(protocol),
         level_text(boot.level)
     );
     for c in rows {
         let mut cells = vec![
-            Cell::Text(c.label()),
+            Cell::Text(c.method()),
             Cell::Number(Some(c.arms.len() as f64)),
             Cell::Number(Some(c.games.len() as f64)),
         ];
@@ -135,11 +154,21 @@ const A3: [(Metric, &str); 4] = [
 ];
 
 /// PLAYER* Table A3, transposed for a page: a row per script × method, a column per question
-/// category; the last rows give each method's weighted mean ± std across scripts.
+/// category; the last rows give each method's weighted mean ± std across scripts. The WellPlay
+/// protocol's games only ([`choice`]).
 pub fn player_table_a3(g: &Grouping) -> Option<Table> {
+    choice(g, Protocol::WellPlay)
+}
+
+/// Table A3's measures for the games of one protocol that answered multiple-choice questions, titled
+/// by the protocol unless it is WellPlay ([`papers`]).
+pub fn choice(g: &Grouping, protocol: Protocol) -> Option<Table> {
     let with_choice = |games: &[usize]| g.results(games).any(|r| r.choice.is_some());
     let conditions: Vec<usize> = (0..g.conditions.len())
-        .filter(|&ci| with_choice(&g.conditions[ci].games))
+        .filter(|&ci| {
+            let c = &g.conditions[ci];
+            c.key.protocol == protocol.as_str() && with_choice(&c.games)
+        })
         .collect();
     if conditions.is_empty() {
         return None;
@@ -159,21 +188,20 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
         };
         columns.push(Column::new(heading, f, Kind::MeanStd(RATE)));
     }
-    let mut t = Table::new(
-        "player_table_a3",
-        "PLAYER* Table A3 — WellPlay scores by script and method",
-        columns,
+    let heading = Measures::Choice.heading(protocol);
+    let mut t = Table::new(heading.id, &heading.title, columns);
+    t.note = format!(
+        "Games played under the {protocol} protocol. Voting: share of games the civilians won under {}. \
+         Objective, Reasoning, Relations: share of that category's multiple-choice questions answered \
+         exactly right; Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± \
+         sample std over the evaluation runs of the arm's games (PLAYER* evaluates 3 times, \
+         `--eval-repeats`; a result without runs counts once); Voting: over games (seeds). Last rows: \
+         per method, the weighted mean ± weighted std across scripts of the per-script means (PLAYER* \
+         Appendix B.3: weights are the category's question count per script, the script's possible \
+         points for Overall; Voting unweighted). #QA: questions per evaluation of a game (summed over \
+         scripts in the last rows). — : not measured (PP and OP do not vote).",
+        papers::win_rule(protocol)
     );
-    t.note = "Voting: share of games the civilians won under the elimination rule. Objective, Reasoning, \
-              Relations: share of that category's multiple-choice questions answered exactly right; \
-              Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± sample std \
-              over the evaluation runs of the arm's games (PLAYER* evaluates 3 times, `--eval-repeats`; \
-              a result without runs counts once); Voting: over games (seeds). Last rows: per method, the weighted mean ± weighted std across \
-              scripts of the per-script means (PLAYER* Appendix B.3: weights are the category's question \
-              count per script, the script's possible points for Overall; Voting unweighted). #QA: \
-              questions per evaluation of a game (summed over scripts in the last rows). — : not measured (PP and OP do \
-              not vote)."
-        .into();
     // Per (condition, script): the inputs of the weighted rows.
     let mut per_script: BTreeMap<usize, Vec<ScriptScores>> = BTreeMap::new();
     for arm in &g.arms {
@@ -196,8 +224,8 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
             .collect();
         let s = ScriptScores::of(&rs, &repeats);
         let mut cells = vec![
-            Cell::Text(arm.script.clone()),
-            Cell::Text(c.label()),
+            Cell::Text(arm.script_label.clone()),
+            Cell::Text(c.method()),
             Cell::Number(Some(arm.games.len() as f64)),
             Cell::Number(s.questions),
             Cell::MeanStd(metrics::mean_std(&values(
@@ -221,7 +249,7 @@ pub fn player_table_a3(g: &Grouping) -> Option<Table> {
             .collect();
         let mut cells = vec![
             Cell::Text("All scripts (weighted)".into()),
-            Cell::Text(c.label()),
+            Cell::Text(c.method()),
             Cell::Number(Some(c.games.len() as f64)),
             Cell::Number(Some(scripts.iter().filter_map(|s| s.questions).sum())),
             Cell::MeanStd(stats::weighted_mean_std(&voting)),
@@ -310,14 +338,27 @@ impl ScriptScores {
     }
 }
 
-/// PLAYER* Table A5: USD, tokens and calls per phase, mean per game, per script × method.
+/// PLAYER* Table A5: USD, tokens and calls per phase, mean per game, per script × method. The
+/// WellPlay protocol's games only ([`cost`]).
 pub fn player_table_a5(g: &Grouping) -> Option<Table> {
-    if g.arms.is_empty() {
+    cost(g, Protocol::WellPlay)
+}
+
+/// Table A5's measures for one protocol's games, titled by the protocol unless it is WellPlay
+/// ([`papers`]).
+pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
+    let arms: Vec<&Arm> = g
+        .arms
+        .iter()
+        .filter(|a| g.conditions[a.condition].key.protocol == protocol.as_str())
+        .collect();
+    if arms.is_empty() {
         return None;
     }
+    let heading = Measures::Cost.heading(protocol);
     let mut t = Table::new(
-        "player_table_a5",
-        "PLAYER* Table A5 — cost per script and phase",
+        heading.id,
+        &heading.title,
         vec![
             Column::new("Script", "script", Kind::Text),
             Column::new("Method", "method", Kind::Text),
@@ -330,14 +371,16 @@ pub fn player_table_a5(g: &Grouping) -> Option<Table> {
             Column::new("Evaluation calls", "evaluation_calls", Kind::Number(0)),
         ],
     );
-    t.note = "Mean per game over the arm's repeats; tokens are prompt + completion tokens. Gameplay is \
-              — for methods that play no game (PP, OP). The last rows sum each method's per-script means \
-              over scripts, as the paper's Overall row does. USD is priced from the pricing table the \
-              games ran with (the simulated model is free)."
-        .into();
-    let multi_script = g.scripts().len() > 1;
+    t.note = format!(
+        "Games played under the {protocol} protocol. Mean per game over the arm's repeats; tokens are \
+         prompt + completion tokens. Gameplay is — for methods that play no game (PP, OP). The last \
+         rows sum each method's per-script means over scripts, as the paper's Overall row does. USD is \
+         priced from the pricing table the games ran with (the simulated model is free)."
+    );
+    let scripts: BTreeSet<&str> = arms.iter().map(|a| a.script_label.as_str()).collect();
+    let multi_script = scripts.len() > 1;
     let mut totals: BTreeMap<usize, [Option<f64>; 6]> = BTreeMap::new();
-    for arm in &g.arms {
+    for arm in arms {
         let c = &g.conditions[arm.condition];
         let rs: Vec<&GameResult> = g.results(&arm.games).collect();
         let phase = |f: fn(&GameResult) -> &crate::llm::Usage| -> [Option<f64>; 3] {
@@ -364,8 +407,8 @@ pub fn player_table_a5(g: &Grouping) -> Option<Table> {
             };
         }
         let mut cells = vec![
-            Cell::Text(arm.script.clone()),
-            Cell::Text(c.label()),
+            Cell::Text(arm.script_label.clone()),
+            Cell::Text(c.method()),
             Cell::Number(Some(arm.games.len() as f64)),
         ];
         cells.extend(values.into_iter().map(Cell::Number));
@@ -376,7 +419,7 @@ pub fn player_table_a5(g: &Grouping) -> Option<Table> {
             let c = &g.conditions[ci];
             let mut cells = vec![
                 Cell::Text("All scripts (sum)".into()),
-                Cell::Text(c.label()),
+                Cell::Text(c.method()),
                 Cell::Number(Some(c.games.len() as f64)),
             ];
             cells.extend(total.into_iter().map(Cell::Number));
@@ -386,7 +429,8 @@ pub fn player_table_a5(g: &Grouping) -> Option<Table> {
     Some(t)
 }
 
-/// MIRAGE Table 2 per condition, pooled over scripts.
+/// MIRAGE Table 2 per condition, pooled over scripts: the MIRAGE protocol's games only (no other
+/// protocol records Victory or investigations).
 pub fn mirage_table2(
     g: &Grouping,
     boot: &Bootstrap,
@@ -395,7 +439,7 @@ pub fn mirage_table2(
     let rows: Vec<&ConditionInfo> = g
         .conditions
         .iter()
-        .filter(|c| c.key.protocol == "mirage" || g.results(&c.games).any(|r| r.mirage.is_some()))
+        .filter(|c| c.key.protocol == Protocol::Mirage.as_str())
         .collect();
     if rows.is_empty() {
         return None;
@@ -421,8 +465,8 @@ pub fn mirage_table2(
         ],
     );
     t.note = format!(
-        "Mean per game, pooled over scripts; scores ×100 as in the paper, with {} bootstrap intervals \
-         over games. Env tokens / Envs: gameplay prompt tokens and calls; User tokens / Users: gameplay \
+        "Games played under the mirage protocol. Mean per game, pooled over scripts; scores ×100 as in \
+         the paper, with {} bootstrap intervals over games. Env tokens / Envs: gameplay prompt tokens and calls; User tokens / Users: gameplay \
          completion tokens and calls (sleuth does not split environment requests from player \
          completions, so Envs = Users). Victory: reciprocal rank of the culprit in the vote (MRR). \
          CIC: clues investigated / clues available; CIC key: the same for key clues, from the \
@@ -466,7 +510,7 @@ pub fn mirage_table2(
         let calls = mean_usage(|r| r.usage_by_phase.gameplay.calls as f64);
         t.push(
             vec![
-                Cell::Text(c.label()),
+                Cell::Text(c.method()),
                 Cell::Number(Some(c.games.len() as f64)),
                 Cell::Number(mean_usage(|r| {
                     r.usage_by_phase.gameplay.prompt_tokens as f64
@@ -500,7 +544,8 @@ fn paired_metrics(protocol: &str) -> &'static [Metric] {
     }
 }
 
-/// Every two conditions of the same protocol compared on the games they share: same script, same seed.
+/// Every two conditions of the same protocol compared on the games they share: same script (same
+/// version: title and content digest), same seed.
 /// A is the later condition in report order, B the earlier (a reference such as PP or No MR comes
 /// first), so Δ = A − B reads as "what A adds".
 pub fn paired(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
@@ -517,22 +562,24 @@ pub fn paired(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
         ],
     );
     t.note = format!(
-        "Games of A and B are paired when they share script and seed; Δ is the mean of the per-pair \
+        "Games of A and B are paired when they share script (the same version) and seed; Δ is the mean of the per-pair \
          differences with its {} paired bootstrap interval (whole pairs resampled). An interval that \
          excludes 0 says the two conditions differ at that level; pairing cancels what the two games \
          share (the script's difficulty, the seed's draws), so it is narrower than comparing the \
          arms' own intervals.",
         level_text(boot.level)
     );
-    // (script, seed) → first game of each condition.
-    let index: Vec<BTreeMap<(String, u64), usize>> = g
+    // (script, version, seed) → first game of each condition.
+    type Key = (String, Option<String>, u64);
+    let index: Vec<BTreeMap<Key, usize>> = g
         .conditions
         .iter()
         .map(|c| {
             let mut m = BTreeMap::new();
             for &gi in &c.games {
                 let r = &g.games[gi].result;
-                m.entry((r.script.clone(), r.seed)).or_insert(gi);
+                let version = script_digest(r).map(str::to_string);
+                m.entry((r.script.clone(), version, r.seed)).or_insert(gi);
             }
             m
         })
@@ -566,8 +613,8 @@ pub fn paired(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
                     vec![
                         Cell::Text(ca.key.protocol.clone()),
                         Cell::Text(m.name().into()),
-                        Cell::Text(ca.label()),
-                        Cell::Text(cb.label()),
+                        Cell::Text(ca.method()),
+                        Cell::Text(cb.method()),
                         Cell::Number(Some(xa.len() as f64)),
                         Cell::MeanCi(d),
                     ],

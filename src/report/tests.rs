@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use super::*;
 use crate::game::{ChoiceScores, ChoiceTally, GameResult, MirageOutcome, Winner};
 
+mod labels;
+
 /// A WellPlay game on `script` with `framework`: civilians win, one vote cast for the murderer, no
 /// question scores yet.
 pub(crate) fn result(script: &str, framework: &str, seed: u64) -> GameResult {
@@ -505,11 +507,15 @@ fn a_written_report_has_every_file_and_a_self_contained_page() {
         "mirage_figure2.csv",
         "mirage_figure2.svg",
         "player_figure7.svg",
-        "thinkthrice_figure4.svg",
+        // Votes of WellPlay and MIRAGE games: retitled per protocol, not ThinkThrice Figure 4.
+        "wellplay_votes.svg",
+        "mirage_votes.svg",
+        "mirage_cost.csv",
     ] {
         assert!(out.join(name).is_file(), "{name} missing: {written:?}");
     }
     assert!(!out.join("thinkthrice_table4.csv").exists());
+    assert!(!out.join("thinkthrice_figure4.svg").exists());
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## PLAYER* Table A3"), "{md}");
     assert!(
