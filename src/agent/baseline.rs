@@ -26,7 +26,8 @@ pub async fn introduce(cx: &mut Context, host_line: &str) -> Result<String, Agen
 }
 
 /// A vote among `candidates` from the top-k memories about the crime, rendered with the framework's
-/// `vote` template (memory, vote_call, candidates, victim_names, murderer).
+/// `vote` template (memory, vote_call, candidates, victim_names, murderer, and the non-player suspects,
+/// so that the template can say "suspect" rather than "player" when it must).
 pub async fn vote(
     cx: &mut Context,
     vote_call: &str,
@@ -39,7 +40,7 @@ pub async fn vote(
         "vote",
         context! {
             memory => memory, vote_call => vote_call, candidates => candidates,
-            victim_names => victims, murderer => cx.murderer(),
+            victim_names => victims, murderer => cx.murderer(), suspects => cx.view().suspects(),
         },
     )?;
     cx.pick(

@@ -54,6 +54,21 @@ pub struct Context {
     turn: TurnBuilder,
 }
 
+/// The variables of every system prompt, from what the character may know and the protocol's settings.
+/// A function of its own so that a test can render every framework's system template with exactly them.
+pub(super) fn system_vars(v: &CharacterView, protocol: &ProtocolSettings) -> minijinja::Value {
+    context! {
+        name => v.name(), title => v.title(), murderer => v.is_murderer(),
+        premise => v.premise(), victims => v.victims(), cast => v.cast(),
+        suspects => v.suspects(),
+        story => v.story(), acts => v.acts(), performance => v.performance(),
+        abilities => v.abilities(), timeline => v.timeline(),
+        relationships => v.relationships(), goals => v.goals(), secrets => v.secrets(),
+        protocol => protocol.protocol.as_str(),
+        force_expose => protocol.mirage.force_expose,
+    }
+}
+
 /// A JSON response schema with a name (the call purpose).
 pub(super) fn schema(name: &str, schema: Value) -> ResponseSchema {
     ResponseSchema::json(name, schema)
@@ -148,23 +163,13 @@ impl Context {
         self.turn.step(kind, &name, text, data);
     }
 
-    /// Renders the framework's system prompt from the view: persona, rules and the character's script
-    /// as released. Every framework's `system.j2` gets the same variables, plus `extra` (the omniscient
-    /// reference adds every character's script).
+    /// Renders the framework's system prompt from the view: persona, rules, the cast and the suspects who
+    /// do not play, and the character's script as released. Every framework's `system.j2` gets the same
+    /// variables ([`system_vars`]), plus `extra` (the omniscient reference adds every character's script).
     pub fn render_system(&self, extra: minijinja::Value) -> Result<String, PromptError> {
-        let v = &self.view;
         self.prompts.render(
             "system",
-            context! {
-                name => v.name(), title => v.title(), murderer => v.is_murderer(),
-                premise => v.premise(), victims => v.victims(), cast => v.cast(),
-                story => v.story(), acts => v.acts(), performance => v.performance(),
-                abilities => v.abilities(), timeline => v.timeline(),
-                relationships => v.relationships(), goals => v.goals(), secrets => v.secrets(),
-                protocol => self.protocol.protocol.as_str(),
-                force_expose => self.protocol.mirage.force_expose,
-                ..extra
-            },
+            context! { ..system_vars(&self.view, &self.protocol), ..extra },
         )
     }
 
@@ -339,5 +344,67 @@ impl Context {
             .map(|v| v.name.as_str())
             .collect();
         self.lines().join(&names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::view::OmniscientView;
+    use crate::script::{Language, Script};
+
+    fn example(file: &str) -> Script {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(file);
+        Script::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The system prompt of every framework, in both languages, as `render_system` renders it.
+    fn systems(script: &Script, who: &str) -> Vec<(String, String)> {
+        let mut view = CharacterView::of(script, who).expect("character exists");
+        view.release_all();
+        let everyone = OmniscientView::of(script);
+        let mut out = Vec::new();
+        for f in Framework::ALL {
+            for lang in [Language::En, Language::Zh] {
+                let p = Prompts::load(f.as_str(), lang, None, &["system"])
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let vars = context! {
+                    ..system_vars(&view, &ProtocolSettings::default()),
+                    ..context! { everyone => everyone.everyone() }
+                };
+                let label = format!("{f} ({})", lang.code());
+                let text = p
+                    .render("system", vars)
+                    .unwrap_or_else(|e| panic!("{label}: {e}"));
+                out.push((label, text));
+            }
+        }
+        out
+    }
+
+    /// Every system prompt lists the suspects who do not play, with their descriptions, for a script that
+    /// has them, and says nothing of suspects for a script without a list.
+    #[test]
+    fn every_system_prompt_lists_the_suspects_who_do_not_play() {
+        let script = example("orchard-press.toml");
+        for (label, text) in systems(&script, "Tom Ashby") {
+            for s in script.non_player_suspects() {
+                assert!(text.contains(&s.name), "{label}: {} missing", s.name);
+                assert!(text.contains(&s.description), "{label}: {}", s.name);
+            }
+            assert!(!text.contains("culprit = "), "{label}");
+        }
+        let ferry = example("night-ferry.toml");
+        for (label, text) in systems(&ferry, &ferry.characters[0].name) {
+            for header in [
+                "Suspects who are not",
+                "不是玩家的嫌疑人",
+                "不是角色的嫌疑人",
+            ] {
+                assert!(!text.contains(header), "{label}: {header}");
+            }
+        }
     }
 }

@@ -232,6 +232,7 @@ impl Mirage {
         context! {
             name => view.name(), title => view.title(), murderer => view.is_murderer(),
             premise => view.premise(), victims => victims, cast => view.cast(), summary => summary,
+            suspects => view.suspects(),
             force_expose => cx.protocol().mirage.force_expose,
         },
     )?;
@@ -470,9 +471,12 @@ impl Mirage {
         self.prepare(cx).await?;
         let history = self.history_block(cx).await?;
         let prompt = cx.prompts().render(
-        "accuse",
-        context! { history => history, candidates => candidates, victims => cx.victim_names(), murderer => cx.murderer() },
-    )?;
+            "accuse",
+            context! {
+                history => history, candidates => candidates, victims => cx.victim_names(),
+                murderer => cx.murderer(), suspects => cx.view().suspects(),
+            },
+        )?;
         self.choose(cx, "accuse", prompt, ("accused", candidates), "reason")
             .await
     }

@@ -41,7 +41,9 @@ pub use prompts::{builtin, PromptError, Prompts};
 pub use request::{request_turn, RequestError};
 pub use thinkthrice::PURPOSES;
 pub use turn::Turn;
-pub use view::{CastMember, CharacterView, OmniscientView, ScriptCard, VictimCard, ViewError};
+pub use view::{
+    CastMember, CharacterView, OmniscientView, ScriptCard, SuspectCard, VictimCard, ViewError,
+};
 
 /// The default framework's name.
 pub const FRAMEWORK: &str = "thinkthrice";

@@ -1,10 +1,11 @@
 //! What a character may know: the boundary between the script (the truth of the case) and the agents.
 //!
 //! Agents are built from a [`CharacterView`]: their own character's script (acts as they are released),
-//! their role, the script's language, title and public setting, and the names and public introductions
-//! of the others. Nothing in it leads to another character's script, the culprits of the case or the
-//! answer keys of the evaluation questions, so an agent cannot leak the truth into a prompt: there is no
-//! field to read it from. The omniscient reference (OP) is the one agent that answers from every script;
+//! their role, the script's language, title and public setting, the names and public introductions of
+//! the others, and the suspects who do not play (names and descriptions, never which of them did it).
+//! Nothing in it leads to another character's script, the culprits of the case or the answer keys of
+//! the evaluation questions, so an agent cannot leak the truth into a prompt: there is no field to read
+//! it from. The omniscient reference (OP) is the one agent that answers from every script;
 //! it alone is constructed with an [`OmniscientView`].
 //!
 //! This module is the only one under `agent` that reads a [`Script`]; the views are built where the
@@ -27,6 +28,13 @@
 //! ```compile_fail
 //! # fn leak(view: &sleuth::agent::CharacterView) {
 //! let _ = view.characters[0].secrets.clone();
+//! # }
+//! ```
+//!
+//! ```compile_fail
+//! # fn leak(view: &sleuth::agent::CharacterView) {
+//! // A suspect who does not play is a name and a description; whether they did it is not there.
+//! let _ = view.suspects()[0].culprit;
 //! # }
 //! ```
 
@@ -52,6 +60,14 @@ pub struct VictimCard {
 pub struct CastMember {
     pub name: String,
     pub public: String,
+}
+
+/// A suspect who is not a player, as every player knows them: a name and who they are. Whether they are
+/// the culprit is deliberately absent (the script's `Suspect::culprit` never reaches an agent).
+#[derive(Debug, Clone, Serialize)]
+pub struct SuspectCard {
+    pub name: String,
+    pub description: String,
 }
 
 /// The character's own private script.
@@ -81,6 +97,8 @@ pub struct CharacterView {
     script_acts: u32,
     victims: Vec<VictimCard>,
     cast: Vec<CastMember>,
+    /// Suspects who do not play (scripts with a `suspects` list), in the list's order.
+    suspects: Vec<SuspectCard>,
     own: OwnScript,
     /// Acts handed out so far (1-based count).
     released: u32,
@@ -115,6 +133,13 @@ impl CharacterView {
                 .map(|o| CastMember {
                     name: o.name.clone(),
                     public: o.public.clone(),
+                })
+                .collect(),
+            suspects: script
+                .non_player_suspects()
+                .map(|s| SuspectCard {
+                    name: s.name.clone(),
+                    description: s.description.clone(),
                 })
                 .collect(),
             own: OwnScript {
@@ -192,7 +217,14 @@ impl CharacterView {
         &self.cast
     }
 
-    /// The other players' names, in cast order: whom this one may question, suspect and vote for.
+    /// The suspects who do not play, with who they are: they can be suspected and voted for, but not
+    /// questioned. Empty for a script whose suspects are its players.
+    pub fn suspects(&self) -> &[SuspectCard] {
+        &self.suspects
+    }
+
+    /// The other players' names, in cast order: whom this one may question (and, in a script without a
+    /// suspects list, suspect and vote for).
     pub fn others(&self) -> impl Iterator<Item = &str> {
         self.cast
             .iter()
@@ -338,12 +370,22 @@ mod tests {
                 .iter()
                 .flat_map(|c| [c.name.clone(), c.description.clone()]),
         );
+        out.extend(
+            v.suspects()
+                .iter()
+                .flat_map(|c| [c.name.clone(), c.description.clone()]),
+        );
         out
     }
 
     #[test]
     fn a_view_holds_none_of_the_other_characters_private_script() {
-        for file in ["night-ferry.toml", "glasshouse.toml", "zh-teahouse.toml"] {
+        for file in [
+            "night-ferry.toml",
+            "glasshouse.toml",
+            "zh-teahouse.toml",
+            "orchard-press.toml",
+        ] {
             let script = example(file);
             for me in &script.characters {
                 let mut view = CharacterView::of(&script, &me.name).expect("character exists");
@@ -370,6 +412,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A script whose culprit does not play: every view lists the non-player suspects with their public
+    /// descriptions, and nothing in a view tells which of them did it — the view of a script where
+    /// another suspect is marked as the culprit is the same, field for field.
+    #[test]
+    fn a_view_names_the_suspects_who_do_not_play_but_never_the_culprit() {
+        let script = example("orchard-press.toml");
+        let outside: Vec<_> = script.non_player_suspects().collect();
+        assert_eq!(
+            outside.len(),
+            2,
+            "the example has two suspects who do not play"
+        );
+        let mut swapped = script.clone();
+        for s in &mut swapped.suspects {
+            if script.character(&s.name).is_none() {
+                s.culprit = !s.culprit;
+            }
+        }
+        swapped.truth = Default::default();
+        for me in &script.characters {
+            let mut view = CharacterView::of(&script, &me.name).expect("character exists");
+            view.release_all();
+            let cards: Vec<(&str, &str)> = view
+                .suspects()
+                .iter()
+                .map(|s| (s.name.as_str(), s.description.as_str()))
+                .collect();
+            let expected: Vec<(&str, &str)> = outside
+                .iter()
+                .map(|s| (s.name.as_str(), s.description.as_str()))
+                .collect();
+            assert_eq!(cards, expected, "{}", me.name);
+            // Players are suspects as players: never listed again among the outsiders.
+            assert!(cards.iter().all(|(n, _)| script.character(n).is_none()));
+            let seen = format!("{view:?}");
+            assert!(!seen.contains("culprit"), "{}'s view: {seen}", me.name);
+            assert!(!seen.contains(script.truth.narrative.trim()));
+            let mut other = CharacterView::of(&swapped, &me.name).expect("character exists");
+            other.release_all();
+            assert_eq!(
+                seen,
+                format!("{other:?}"),
+                "{}'s view depends on who the culprit is",
+                me.name
+            );
+        }
+        // Without a suspects list nobody is listed.
+        let ferry = example("night-ferry.toml");
+        let view = CharacterView::of(&ferry, &ferry.characters[0].name).expect("exists");
+        assert!(view.suspects().is_empty());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// A player's rank in the tally, 1 for the most votes. Tied players share the mean of the ranks they
+/// A suspect's rank in the tally, 1 for the most votes. Tied players share the mean of the ranks they
 /// span (fractional ranking), so a tie neither rewards nor punishes the culprit arbitrarily.
 pub fn vote_rank(counts: &BTreeMap<String, u32>, player: &str) -> Option<f64> {
     let mine = *counts.get(player)?;
@@ -20,12 +20,14 @@ pub fn vote_rank(counts: &BTreeMap<String, u32>, player: &str) -> Option<f64> {
 }
 
 /// MIRAGE Victory for one game: the reciprocal rank of the best-ranked culprit in the vote (with one
-/// culprit, simply 1 / its rank). Averaged over games it is the MRR the paper reports.
+/// culprit, simply 1 / its rank). Averaged over games it is the MRR the paper reports. `counts` is the
+/// tally of every suspect (players or not), so an outside culprit is ranked among the same candidates
+/// the players voted on.
 pub fn reciprocal_rank(counts: &BTreeMap<String, u32>, culprits: &[String]) -> f64 {
     culprits
         .iter()
         .filter_map(|c| {
-            // Each culprit is ranked against the innocent players only: another culprit above or level
+            // Each culprit is ranked against the innocent suspects only: another culprit above or level
             // with it is not a miss (the usual reciprocal rank of the first relevant item).
             let against: BTreeMap<String, u32> = counts
                 .iter()
@@ -41,7 +43,7 @@ pub fn reciprocal_rank(counts: &BTreeMap<String, u32>, culprits: &[String]) -> f
 /// What the MIRAGE simulation produced besides the vote (PROTOCOLS.md §4).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MirageOutcome {
-    /// Accuser → the character they accused.
+    /// Accuser → the suspect they accused.
     pub accusations: BTreeMap<String, String>,
     /// Reciprocal rank of the culprit in the vote (Victory; MRR over games).
     pub victory: f64,
@@ -170,12 +172,13 @@ pub fn choice_correct(chosen: &[String], truth: &[String]) -> bool {
     !truth.is_empty() && norm(chosen) == norm(truth)
 }
 
-/// Votes received by murderers / votes cast (ThinkThrice §6).
-pub fn detection_accuracy(votes: &BTreeMap<String, String>, murderers: &[String]) -> f64 {
+/// Votes received by culprits / votes cast (ThinkThrice §6). `culprits` are the script's culprits, murderer
+/// players and non-player suspects alike: the metric asks whether the vote found who did it.
+pub fn detection_accuracy(votes: &BTreeMap<String, String>, culprits: &[String]) -> f64 {
     if votes.is_empty() {
         return 0.0;
     }
-    votes.values().filter(|t| murderers.contains(t)).count() as f64 / votes.len() as f64
+    votes.values().filter(|t| culprits.contains(t)).count() as f64 / votes.len() as f64
 }
 
 /// Factual QA accuracy by whose script the question comes from (ThinkThrice Table 4).

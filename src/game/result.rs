@@ -29,65 +29,71 @@ impl Winner {
     }
 }
 
-/// Votes received per player (players with no vote included, at 0).
+/// Votes received per suspect (suspects with no vote included, at 0). `suspects` are the script's
+/// [`Script::suspect_names`](crate::script::Script::suspect_names): the players, unless the script lists
+/// its suspects.
 pub fn tally<'a>(
-    players: impl IntoIterator<Item = &'a str>,
+    suspects: impl IntoIterator<Item = &'a str>,
     votes: &BTreeMap<String, String>,
 ) -> BTreeMap<String, u32> {
     let mut counts: BTreeMap<String, u32> =
-        players.into_iter().map(|p| (p.to_string(), 0)).collect();
+        suspects.into_iter().map(|p| (p.to_string(), 0)).collect();
     for target in votes.values() {
         *counts.entry(target.clone()).or_insert(0) += 1;
     }
     counts
 }
 
-/// ThinkThrice rule 9: the civilians win if the player with the most votes is a murderer. A tie at the
-/// top between a murderer and an innocent player is not "the murderer got the most votes", so it goes to
-/// the murderers; a tie between murderers only (scripts with several) is a civilian win, since whoever
-/// of them is taken, a murderer is.
-pub fn thinkthrice_winner(counts: &BTreeMap<String, u32>, murderers: &[String]) -> Winner {
+/// ThinkThrice rule 9: the civilians win if the suspect with the most votes is a culprit. A tie at the
+/// top between a culprit and an innocent suspect is not "the murderer got the most votes", so it goes to
+/// the culprits; a tie between culprits only (scripts with several) is a civilian win, since whoever of
+/// them is taken, a culprit is. `culprits` is [`Script::culprits`](crate::script::Script::culprits):
+/// murderer players and non-player suspects alike, since the rule is about who did it, not who plays.
+pub fn thinkthrice_winner(counts: &BTreeMap<String, u32>, culprits: &[String]) -> Winner {
     let top = counts.values().copied().max().unwrap_or(0);
     let leaders: Vec<&String> = counts
         .iter()
         .filter(|(_, &n)| n == top && n > 0)
         .map(|(p, _)| p)
         .collect();
-    if !leaders.is_empty() && leaders.iter().all(|l| murderers.contains(l)) {
+    if !leaders.is_empty() && leaders.iter().all(|l| culprits.contains(l)) {
         Winner::Civilians
     } else {
         Winner::Murderer
     }
 }
 
-/// Whom a player may vote for: everyone but themselves. Under the WellPlay rule murderers never vote
-/// for themselves; sleuth applies the same to every voter (a self-vote is never informative).
-pub fn vote_candidates(voter: &str, players: &[String]) -> Vec<String> {
-    players.iter().filter(|p| *p != voter).cloned().collect()
+/// Whom a player may vote for (or accuse): every suspect but themselves. Under the WellPlay rule
+/// murderers never vote for themselves; sleuth applies the same to every voter (a self-vote is never
+/// informative). `suspects` keeps its order, so ballots list the candidates as the script does (cast
+/// order when the players are the suspects). A voter who is not a suspect (a detective among the
+/// players) may choose any suspect.
+pub fn vote_candidates(voter: &str, suspects: &[String]) -> Vec<String> {
+    suspects.iter().filter(|p| *p != voter).cloned().collect()
 }
 
-/// The WellPlay vote (PLAYER* Appendix A): every player votes; a player with at least half of the votes
-/// cast is eliminated; the civilians win if an eliminated player is a murderer. The plurality outcome
-/// (ThinkThrice's rule) is reported beside it.
+/// The WellPlay vote (PLAYER* Appendix A): every player votes; a suspect with at least half of the
+/// votes cast is eliminated; the civilians win if an eliminated suspect is a culprit. The plurality
+/// outcome (ThinkThrice's rule) is reported beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MajorityOutcome {
-    /// Players with ≥ 50% of the votes (two at most; none when the votes are spread).
+    /// Suspects with ≥ 50% of the votes (two at most; none when the votes are spread).
     pub eliminated: Vec<String>,
     /// The winner under the elimination rule.
     pub majority_winner: Winner,
-    /// The winner under the plurality rule (a unique top vote-getter who is a murderer).
+    /// The winner under the plurality rule (a unique top vote-getter who is a culprit).
     pub plurality_winner: Winner,
 }
 
-/// Applies the elimination rule to a tally.
-pub fn majority_outcome(counts: &BTreeMap<String, u32>, murderers: &[String]) -> MajorityOutcome {
+/// Applies the elimination rule to a tally; `culprits` as for [`thinkthrice_winner`].
+pub fn majority_outcome(counts: &BTreeMap<String, u32>, culprits: &[String]) -> MajorityOutcome {
     let cast: u32 = counts.values().sum();
     let eliminated: Vec<String> = counts
         .iter()
         .filter(|(_, &n)| n > 0 && 2 * n >= cast)
         .map(|(p, _)| p.clone())
         .collect();
-    let majority_winner = if eliminated.iter().any(|p| murderers.contains(p)) {
+    let majority_winner = if eliminated.iter().any(|p| culprits.contains(p)) {
         Winner::Civilians
     } else {
         Winner::Murderer
@@ -95,7 +101,7 @@ pub fn majority_outcome(counts: &BTreeMap<String, u32>, murderers: &[String]) ->
     MajorityOutcome {
         eliminated,
         majority_winner,
-        plurality_winner: thinkthrice_winner(counts, murderers),
+        plurality_winner: thinkthrice_winner(counts, culprits),
     }
 }
 
@@ -122,8 +128,10 @@ pub struct GameResult {
     pub model: String,
     /// `None` when nothing was played (the PP and OP references).
     pub winner: Option<Winner>,
+    /// Who did it ([`Script::culprits`](crate::script::Script::culprits)): the murderer players, then
+    /// any non-player suspects marked as culprits. The field keeps its name so older results still read.
     pub murderers: Vec<String>,
-    /// Voter → the player they voted for.
+    /// Voter → the suspect they voted for.
     pub votes: BTreeMap<String, String>,
     pub vote_counts: BTreeMap<String, u32>,
     pub murderer_detection_accuracy: f64,
@@ -252,6 +260,55 @@ mod tests {
         assert_eq!(
             thinkthrice_winner(&tally(four, &v), &both),
             Winner::Murderer
+        );
+    }
+
+    /// Two detectives (Ada, Ben, not suspects) and a suspect player (Cy) vote among Cy and two
+    /// non-players, Dr Grey (the culprit) and Nell: the rules read the non-player culprit as they read a
+    /// murderer player.
+    #[test]
+    fn a_non_player_culprit_wins_and_loses_like_a_murderer() {
+        let suspects = ["Cy", "Dr Grey", "Nell"];
+        let grey = names(&["Dr Grey"]);
+        let v = votes(&[("Ada", "Dr Grey"), ("Ben", "Dr Grey"), ("Cy", "Nell")]);
+        let c = tally(suspects, &v);
+        assert_eq!(c.keys().collect::<Vec<_>>(), ["Cy", "Dr Grey", "Nell"]);
+        assert_eq!(c["Cy"], 0, "every suspect is in the tally, players or not");
+        assert_eq!(thinkthrice_winner(&c, &grey), Winner::Civilians);
+        let o = majority_outcome(&c, &grey);
+        assert_eq!(o.eliminated, names(&["Dr Grey"]));
+        assert_eq!(o.majority_winner, Winner::Civilians);
+        assert!((detection_accuracy(&v, &grey) - 2.0 / 3.0).abs() < 1e-12);
+        assert!((reciprocal_rank(&c, &grey) - 1.0).abs() < 1e-12);
+        // Most votes on the innocent non-player: the culprit escapes, ranked among all the suspects
+        // (second of three, alone).
+        let v = votes(&[("Ada", "Nell"), ("Ben", "Nell"), ("Cy", "Dr Grey")]);
+        let c = tally(suspects, &v);
+        assert_eq!(thinkthrice_winner(&c, &grey), Winner::Murderer);
+        assert_eq!(
+            majority_outcome(&c, &grey).majority_winner,
+            Winner::Murderer
+        );
+        assert!((reciprocal_rank(&c, &grey) - 0.5).abs() < 1e-12);
+        // A tie at the top between the outside culprit and the suspect player goes to the culprit.
+        let v = votes(&[("Ada", "Dr Grey"), ("Ben", "Cy"), ("Cy", "Nell")]);
+        let c = tally(suspects, &v);
+        assert_eq!(thinkthrice_winner(&c, &grey), Winner::Murderer);
+        // Nobody voted for: Victory ranks the culprit level with every suspect (rank 2 of 3).
+        let c = tally(suspects, &BTreeMap::new());
+        assert!((reciprocal_rank(&c, &grey) - 0.5).abs() < 1e-12);
+        assert_eq!(detection_accuracy(&BTreeMap::new(), &grey), 0.0);
+    }
+
+    #[test]
+    fn the_ballot_offers_the_suspects_but_the_voter() {
+        let suspects = names(&["Cy", "Dr Grey", "Nell"]);
+        // A detective who is no suspect chooses among them all, in the script's order.
+        assert_eq!(vote_candidates("Ada", &suspects), suspects);
+        // A suspect player never sees their own name.
+        assert_eq!(
+            vote_candidates("Cy", &suspects),
+            names(&["Dr Grey", "Nell"])
         );
     }
 

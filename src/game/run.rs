@@ -36,6 +36,10 @@ pub(crate) struct Run<'a> {
     pub(super) transcript: Transcript,
 }
 
+fn owned(names: Vec<&str>) -> Vec<String> {
+    names.into_iter().map(str::to_string).collect()
+}
+
 /// Event kinds players remember: what players said and the clue cards. The host's procedural lines
 /// carry no facts (the premise is in every agent's script), and the reveal must not reach evaluation.
 /// MIRAGE's speeches, investigations, accusations and forced exposures are as much part of the
@@ -95,13 +99,22 @@ impl<'a> Run<'a> {
         self.lines().join(&names)
     }
 
+    /// The murderer players: those who play a culprit (MIRAGE's forced exposure makes them speak). Who
+    /// did it, for votes and winners, is [`Run::culprits`].
     pub(super) fn murderers(&self) -> Vec<String> {
-        self.args
-            .script
-            .murderers()
-            .into_iter()
-            .map(str::to_string)
-            .collect()
+        owned(self.args.script.murderers())
+    }
+
+    /// Who did it: the murderer players, then any non-player suspects marked as culprits.
+    pub(super) fn culprits(&self) -> Vec<String> {
+        owned(self.args.script.culprits())
+    }
+
+    /// Whom votes and accusations are among, in the script's order: the `suspects` list, or the players
+    /// in cast order when the script has none (so existing scripts' ballots are unchanged). Questions
+    /// still go to players only ([`Run::names`]): a non-player suspect cannot answer.
+    pub(super) fn suspects(&self) -> Vec<String> {
+        owned(self.args.script.suspect_names())
     }
 
     /// Appends an event; observations players can remember are indexed into their memories first.

@@ -67,7 +67,7 @@ pub(super) async fn introductions(
 }
 
 /// One question and its answer. `target` forces whom the asker questions; `round` is the open round
-/// (0 outside them).
+/// (0 outside them). Only players are asked, suspects or not: a non-player suspect has no voice.
 pub(super) async fn exchange(
     run: &mut Run<'_>,
     stage: &str,
@@ -151,15 +151,16 @@ pub(super) async fn release(
     Ok(())
 }
 
-/// The anonymous vote: every player votes for one of the others (ballots are private events).
+/// The anonymous vote: every player votes for one of the suspects other than themselves (ballots are
+/// private events).
 pub(super) async fn vote(run: &mut Run<'_>) -> Result<BTreeMap<String, String>, GameError> {
     let t = run.stage_started("vote");
     let call = run.script().host().vote_call;
     run.host_says("vote", None, call.clone()).await?;
-    let names = run.names();
+    let suspects = run.suspects();
     let mut votes = BTreeMap::new();
-    for voter in names.clone() {
-        let candidates = vote_candidates(&voter, &names);
+    for voter in run.names() {
+        let candidates = vote_candidates(&voter, &suspects);
         let target = ballot(run, "vote", &voter, &call, candidates).await?;
         votes.insert(voter, target);
     }
@@ -167,7 +168,8 @@ pub(super) async fn vote(run: &mut Run<'_>) -> Result<BTreeMap<String, String>, 
     Ok(votes)
 }
 
-/// One player's ballot among `candidates`, published as a private event.
+/// One player's ballot among `candidates`, published as a private event. A ballot for anyone else (a
+/// name the agent made up, or itself) fails the game rather than skewing the tally.
 pub(super) async fn ballot(
     run: &mut Run<'_>,
     stage: &str,
@@ -176,10 +178,11 @@ pub(super) async fn ballot(
     candidates: Vec<String>,
 ) -> Result<String, GameError> {
     let vote_call = vote_call.to_string();
+    let offered = candidates.clone();
     let mut turn = run
         .request(voter, |reply| CharacterMsg::Vote {
             vote_call,
-            candidates,
+            candidates: offered,
             reply,
         })
         .await?;
@@ -187,6 +190,12 @@ pub(super) async fn ballot(
         .target
         .clone()
         .ok_or_else(|| GameError::Protocol(format!("{voter} cast no vote")))?;
+    if !candidates.contains(&target) {
+        return Err(GameError::Protocol(format!(
+            "{voter} voted for {target}, who was not on the ballot ({})",
+            candidates.join(", ")
+        )));
+    }
     // Anonymous: only the voter (and the host) see a ballot.
     let ballot = Draft::private("vote", voter, &[voter], turn.text.clone())
         .with_data(json!({ "vote": target }));
@@ -194,14 +203,14 @@ pub(super) async fn ballot(
     Ok(target)
 }
 
-/// The outcome read out under the most-votes rule: the tally, the murderers, who won.
+/// The outcome read out under the most-votes rule: the tally, the culprits, who won.
 pub(super) async fn reveal(
     run: &mut Run<'_>,
     counts: &BTreeMap<String, u32>,
     winner: Winner,
 ) -> Result<(), GameError> {
     let t = run.stage_started("reveal");
-    let murderers = run.murderers();
+    let murderers = run.culprits();
     let tally_list: Vec<(String, u32)> = counts.iter().map(|(p, n)| (p.clone(), *n)).collect();
     let names: Vec<&str> = murderers.iter().map(String::as_str).collect();
     let text = run.lines().reveal(

@@ -75,6 +75,12 @@ impl Actor for GameActor {
         names.insert(memory.get_id(), "memory index".to_string());
         children.push(memory.get_cell());
         let mut characters: Vec<(String, ActorRef<CharacterMsg>)> = Vec::new();
+        // Forced exposure makes the murderer players confess; when every culprit is a non-player there
+        // is nobody to do so, and the characters must not be told that someone did.
+        let mut protocol = args.config.protocol;
+        if args.script.murderers().is_empty() {
+            protocol.mirage.force_expose = false;
+        }
         for c in &args.script.characters {
             #[cfg(feature = "test-hooks")]
             let panic_on_request = args
@@ -91,7 +97,7 @@ impl Actor for GameActor {
                 .ok_or_else(|| format!("no prompts loaded for framework {framework}"))?;
             let cargs = CharacterArgs {
                 framework,
-                protocol: args.config.protocol,
+                protocol,
                 view: CharacterView::of(&args.script, &c.name)?,
                 omniscient: (framework == Framework::Op).then(|| OmniscientView::of(&args.script)),
                 config: args.config.agent.clone(),
@@ -260,9 +266,10 @@ async fn run(
         _ => return Err(GameError::ActorLost("evaluator".into())),
     };
     let report = report?;
+    // Who did it, players or not: detection accuracy and the result's list are about the culprits.
     let murderers: Vec<String> = args
         .script
-        .murderers()
+        .culprits()
         .into_iter()
         .map(str::to_string)
         .collect();

@@ -7,18 +7,20 @@
 //! requests, so the first `ask` of a new round (WellPlay rounds and ThinkThrice open rounds count from
 //! 1) runs the round's planning before it asks anything:
 //!
-//! 1. **Sensors.** For every other player, one structured call per sensor of
-//!    `prompts/player/sensors.toml` (one per victim for sensors marked `per_victim`: a motive or an
-//!    opportunity is about one crime), from the agent's script sentences about that player (BM25) and
-//!    its recalled dialog about them (top-k memory). The options are lettered; the reading is the
-//!    distribution over the letters read from the token log-probabilities when the provider reports
-//!    them (the reference implementation's way), else the parsed answer as a certainty. Each reading is
-//!    a private `sensor` event (target, sensor, value, method `logprobs`|`parsed`, probabilities).
+//! 1. **Sensors.** For every other player (and every suspect who does not play, when the script lists
+//!    some), one structured call per sensor of `prompts/player/sensors.toml` (one per victim for sensors
+//!    marked `per_victim`: a motive or an opportunity is about one crime), from the agent's script
+//!    sentences about that player (BM25) and its recalled dialog about them (top-k memory). The options
+//!    are lettered; the reading is the distribution over the letters read from the token
+//!    log-probabilities when the provider reports them (the reference implementation's way), else the
+//!    parsed answer as a certainty. Each reading is a private `sensor` event (target, sensor, value,
+//!    method `logprobs`|`parsed`, probabilities).
 //! 2. **Pruner.** Each victim's suspicion state and suspect list are updated from the readings (formula
 //!    below) and published as a private `suspects` event (victim, before, after, reasons per player).
 //!
 //! Every `ask` then questions one player: the forced target during ThinkThrice's initial questioning
-//! (round 0, before any sensing), else the best player on the suspect lists (a private `target` event
+//! (round 0, before any sensing), else the best player on the suspect lists, or the best player at all
+//! when the lists hold only suspects who do not play and cannot be asked (a private `target` event
 //! says why), with a question written from the script, the dialog and a summary of the sensor readings
 //! about that player. Before the vote the agent senses and prunes once more, so the last round's answers
 //! count; the vote is chosen from the suspicion state and the recalled dialog.
@@ -364,6 +366,7 @@ impl Player {
                 murderer: cx.murderer(),
                 dialog: &dialog,
                 suspicion,
+                suspects: cx.view().suspects(),
             },
         )?;
         cx.pick(

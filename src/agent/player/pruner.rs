@@ -17,8 +17,8 @@ use crate::llm::{Phase, ResponseSchema};
 use crate::script::{option_letter, Language};
 
 impl Player {
-    /// Sets up the suspicion state on first use: every other player suspected of every victim at the
-    /// prior, as the paper's roster starts with everyone but oneself.
+    /// Sets up the suspicion state on first use: everyone else (players, then non-player suspects)
+    /// suspected of every victim at the prior, as the paper's roster starts with everyone but oneself.
     pub(super) fn ensure_state(&mut self, cx: &Context) {
         if !self.victims.is_empty() {
             return;
@@ -48,8 +48,8 @@ impl Player {
         self.victims.iter().map(|v| v.name.clone()).collect()
     }
 
-    /// Runs every sensor on every other player, then the pruner. `round` is `None` for the update before the
-    /// vote.
+    /// Runs every sensor on everyone else (players, then non-player suspects), then the pruner. `round`
+    /// is `None` for the update before the vote.
     pub(super) async fn sense_and_prune(
         &mut self,
         cx: &mut Context,
@@ -318,9 +318,16 @@ impl Player {
     }
 }
 
-/// The other players, in cast order.
+/// Whom the agent senses and suspects: the other players in cast order, then the suspects who do not
+/// play. A non-player can be voted for, so the vote needs their suspicion, but cannot be questioned:
+/// `choose_target` picks only among the host's candidates, who are players. Without a suspects list
+/// this is the other players, as in the paper.
 fn others(cx: &Context) -> Vec<String> {
-    cx.view().others().map(str::to_string).collect()
+    let view = cx.view();
+    view.others()
+        .map(str::to_string)
+        .chain(view.suspects().iter().map(|s| s.name.clone()))
+        .collect()
 }
 
 /// A sensor answer: the option letter first (its token's log-probabilities are the reading), then why.

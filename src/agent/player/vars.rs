@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::agent::view::SuspectCard;
+
 #[derive(Debug, Serialize)]
 pub(super) struct IntroducePrompt<'a> {
     pub(super) host_line: &'a str,
@@ -82,6 +84,8 @@ pub(super) struct VotePrompt<'a> {
     pub(super) murderer: bool,
     pub(super) dialog: &'a [String],
     pub(super) suspicion: Vec<VictimNotes>,
+    /// The suspects who do not play: the template says "suspect" rather than "player" when there are any.
+    pub(super) suspects: &'a [SuspectCard],
 }
 
 #[cfg(test)]
@@ -208,10 +212,20 @@ mod tests {
                                 reasons: vec!["Motive: Yes".into()],
                             }],
                         }],
+                        suspects: &[SuspectCard {
+                            name: "Dr Grey".into(),
+                            description: "The physician.".into(),
+                        }],
                     },
                 ),
             );
             assert!(s.contains("71"), "{s}");
+            // With suspects who do not play, the ballot asks for a suspect, not a player.
+            let word = match lang {
+                Language::En => "a suspect's name",
+                Language::Zh => "嫌疑人的名字",
+            };
+            assert!(s.contains(word), "{s}");
             let rendered = prompts.rendered();
             for p in PURPOSES.iter().filter(|p| **p != "system") {
                 assert!(rendered.contains(*p), "{p} not rendered ({})", lang.code());

@@ -176,7 +176,10 @@ async fn vote(
     let memory = recall(cx, &query, Phase::Gameplay).await?;
     let user = cx.prompts().render(
         "vote",
-        context! { memory => memory, vote_call => vote_call, candidates => candidates, victim_names => victims },
+        context! {
+            memory => memory, vote_call => vote_call, candidates => candidates, victim_names => victims,
+            suspects => cx.view().suspects(),
+        },
     )?;
     cx.pick(
         "vote",

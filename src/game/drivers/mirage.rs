@@ -11,13 +11,22 @@
 //! scores, summaries) are private to their author, and ballots are private as in every sleuth protocol.
 //!
 //! Decisions where the paper is silent:
+//! - **Who can be accused**: the suspects minus the accuser — the players, or the script's `suspects`
+//!   list, which may name people who do not play (MIRAGE "The Final Performance of a Big Star": two
+//!   detectives accuse among seven non-players).
 //! - **Who can be voted for**: the accused, minus the voter. A voter who is the only accused would have
-//!   nobody left; such a voter chooses among all the other players instead, so every character votes
+//!   nobody left; such a voter chooses among all the other suspects instead, so every character votes
 //!   exactly once and nobody votes for themselves.
+//! - **Who can be asked**: players only, suspects or not: a non-player has no voice. What is known about
+//!   a non-player comes from the clues (investigated by clue, wherever they lie) and what players say.
+//! - **Trust and suspicion** are given to the other players only, as in MIRAGE, where they measure how a
+//!   character's conduct in the game is received (TII); a non-player does nothing to be trusted for.
+//! - **Forced exposure** makes the murderer players speak; a culprit who does not play cannot, so with
+//!   only outside culprits there is nobody to expose and the characters are not told of an exposure.
 //! - **Winner**: the civilians win when a culprit has the most votes alone (a tie at the top goes to the
 //!   culprits, as in sleuth's ThinkThrice rule). Since only the accused receive votes, a culprit on top
 //!   was necessarily accused — the paper's "accused and most voted".
-//! - **Victory** is the reciprocal rank of the best-ranked culprit in the tally of every player (ties
+//! - **Victory** is the reciprocal rank of the best-ranked culprit in the tally of every suspect (ties
 //!   share the mean rank), so averaging it over games gives the paper's MRR.
 //! - **Clues**: a clue can be investigated once; it is available from its act (stage) on, or from the
 //!   start when it has none. `clues_available` counts the clues available by the end of the game.
@@ -82,10 +91,10 @@ async fn play(s: MirageSettings, run: &mut Run<'_>) -> Result<PlayOutcome, GameE
     out.key_clues_available = available.iter().filter(|c| c.key).count();
     out.accusations = accusations(run).await?;
     let votes = vote(run, &out.accusations).await?;
-    let murderers = run.murderers();
-    let counts = tally(names.iter().map(String::as_str), &votes);
-    let winner = thinkthrice_winner(&counts, &murderers);
-    out.victory = reciprocal_rank(&counts, &murderers);
+    let culprits = run.culprits();
+    let counts = tally(run.suspects().iter().map(String::as_str), &votes);
+    let winner = thinkthrice_winner(&counts, &culprits);
+    out.victory = reciprocal_rank(&counts, &culprits);
     steps::reveal(run, &counts, winner).await?;
     Ok(PlayOutcome {
         votes,
@@ -101,7 +110,8 @@ fn available_in(clue: &Clue, stage: u32) -> bool {
     clue.act.is_none_or(|a| a <= stage)
 }
 
-/// Forced exposure: each culprit's announcement, in their name, before anyone else speaks.
+/// Forced exposure: each murderer player's announcement, in their name, before anyone else speaks (a
+/// culprit who does not play has no voice to confess with).
 async fn exposure(run: &mut Run<'_>) -> Result<(), GameError> {
     let t = run.stage_started("exposure");
     let victims = run.victims();
@@ -326,15 +336,17 @@ async fn release(run: &mut Run<'_>, stage_no: u32) -> Result<(), GameError> {
     .await
 }
 
-/// (C) Accusations: every character names one other as the culprit, publicly, with a reason.
+/// (C) Accusations: every character names one suspect other than itself as the culprit, publicly, with
+/// a reason.
 async fn accusations(run: &mut Run<'_>) -> Result<BTreeMap<String, String>, GameError> {
     let t = run.stage_started("accusation");
     run.host_says("accusation", None, run.lines().mirage_accusation_call())
         .await?;
     let names = run.names();
+    let suspects = run.suspects();
     let mut accused = BTreeMap::new();
     for accuser in &names {
-        let candidates = vote_candidates(accuser, &names);
+        let candidates = vote_candidates(accuser, &suspects);
         let offered = candidates.clone();
         let mut turn = run
             .request(accuser, |reply| CharacterMsg::Accuse {
@@ -363,8 +375,9 @@ async fn vote(
 ) -> Result<BTreeMap<String, String>, GameError> {
     let t = run.stage_started("vote");
     let names = run.names();
-    // The accused in turn order, each once.
-    let accused: Vec<String> = names
+    let suspects = run.suspects();
+    // The accused in the suspects' order (turn order when the players are the suspects), each once.
+    let accused: Vec<String> = suspects
         .iter()
         .filter(|n| accusations.values().any(|a| a == *n))
         .cloned()
@@ -386,8 +399,8 @@ async fn vote(
     for voter in &names {
         let mut candidates: Vec<String> = accused.iter().filter(|a| *a != voter).cloned().collect();
         if candidates.is_empty() {
-            // The voter is the only accused: it chooses among everyone else (see the module doc).
-            candidates = vote_candidates(voter, &names);
+            // The voter is the only accused: it chooses among every other suspect (see the module doc).
+            candidates = vote_candidates(voter, &suspects);
         }
         let target = steps::ballot(run, "vote", voter, &call, candidates).await?;
         votes.insert(voter.clone(), target);

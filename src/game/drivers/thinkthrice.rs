@@ -1,6 +1,10 @@
 //! The ThinkThrice protocol (PROTOCOLS.md §2) as a stage machine: script distribution,
 //! self-introductions with initial questioning, N open rounds, clue cards, M open rounds, an anonymous
 //! vote, the reveal.
+//!
+//! With a script that lists its suspects, the vote is among the suspects (non-players included) and the
+//! civilians win when a culprit, player or not, has the most votes alone; questions go to players only,
+//! since only they can answer.
 
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -32,9 +36,9 @@ async fn play(s: ThinkThriceSettings, run: &mut Run<'_>) -> Result<PlayOutcome, 
         open_round(run, s.rounds_before_clues + r).await?;
     }
     let votes = steps::vote(run).await?;
-    let murderers = run.murderers();
-    let counts = tally(run.names().iter().map(String::as_str), &votes);
-    let winner = thinkthrice_winner(&counts, &murderers);
+    let culprits = run.culprits();
+    let counts = tally(run.suspects().iter().map(String::as_str), &votes);
+    let winner = thinkthrice_winner(&counts, &culprits);
     steps::reveal(run, &counts, winner).await?;
     Ok(PlayOutcome {
         votes,

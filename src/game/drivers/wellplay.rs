@@ -5,6 +5,10 @@
 //! then a vote of every player for someone else. A player with at least half of the votes is eliminated
 //! and the civilians win if an eliminated player is a murderer; the plurality outcome is reported too.
 //!
+//! With a script that lists its suspects, "player" in the vote reads "suspect": ballots offer the
+//! suspects (non-players included, never the voter), and eliminating a non-player culprit wins. Players
+//! still question players only, since a non-player suspect cannot answer.
+//!
 //! Decision: with several acts, the `n` rounds are played after every act (the WellPlay data gives
 //! discussion settings per stage), so a 2-act script plays `2n` rounds.
 
@@ -53,9 +57,9 @@ async fn play(s: WellPlaySettings, run: &mut Run<'_>) -> Result<PlayOutcome, Gam
         }
     }
     let votes = steps::vote(run).await?;
-    let murderers = run.murderers();
-    let counts = tally(run.names().iter().map(String::as_str), &votes);
-    let majority = majority_outcome(&counts, &murderers);
+    let culprits = run.culprits();
+    let counts = tally(run.suspects().iter().map(String::as_str), &votes);
+    let majority = majority_outcome(&counts, &culprits);
     reveal(run, &counts, &majority).await?;
     Ok(PlayOutcome {
         votes,
@@ -88,7 +92,7 @@ async fn reveal(
     majority: &MajorityOutcome,
 ) -> Result<(), GameError> {
     let t = run.stage_started("reveal");
-    let murderers = run.murderers();
+    let murderers = run.culprits();
     let m: Vec<&str> = murderers.iter().map(String::as_str).collect();
     let e: Vec<&str> = majority.eliminated.iter().map(String::as_str).collect();
     let lines = run.lines();
