@@ -410,10 +410,20 @@ impl Script {
         self.culprits().contains(&name)
     }
 
-    /// The host's lines, or the language's defaults.
+    /// The host's lines, or the language's defaults. The default vote call asks for a suspect rather
+    /// than a player when the vote is among people who do not all play.
     pub fn host(&self) -> HostManual {
-        self.host
-            .clone()
-            .unwrap_or_else(|| HostManual::default_for(self.language))
+        self.host.clone().unwrap_or_else(|| {
+            let mut h = HostManual::default_for(self.language);
+            if self.non_player_suspects().next().is_some() {
+                h.vote_call = match self.language {
+                    Language::En => {
+                        "It is time to vote. Name the suspect you believe is the murderer.".into()
+                    }
+                    Language::Zh => "现在开始投票。请说出你认为是凶手的嫌疑人。".into(),
+                };
+            }
+            h
+        })
     }
 }
