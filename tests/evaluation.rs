@@ -279,3 +279,96 @@ async fn mirage_judge_metrics_need_a_judge() {
     assert!(with.judges["factual"].starts_with("lexical"));
     assert_eq!(with.judges["mirage"], "llm:sim-judge");
 }
+
+/// SCI's ROUGE-L as MIRAGE's reference computes it: each of the six parts of a character's script
+/// reconstructed by its own judge call and scored against that part, an empty part scoring 0 without a
+/// call, and the character's ROUGE-L the mean over all six; a character whose agent played from a
+/// summary of its script is scored on that summary, as one part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sci_reconstructs_the_script_part_by_part() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = night_ferry();
+    for summary_cap in [0, MirageSettings::default().script_summary_tokens] {
+        let transcript = dir.path().join(format!("sci-{summary_cap}.jsonl"));
+        let r = play(
+            &script,
+            GameConfig {
+                game_id: "sci-parts".into(),
+                seed: 6,
+                protocol: ProtocolSettings::mirage(MirageSettings {
+                    iterations: 1,
+                    script_summary_tokens: summary_cap,
+                    ..MirageSettings::default()
+                }),
+                framework: Framework::Mirage,
+                judge_overrides: BTreeMap::from([("mirage".into(), "sim-judge".into())]),
+                eval_repeats: 1,
+                transcript_path: Some(transcript.clone()),
+                ..GameConfig::default()
+            },
+            pricing(dir.path()),
+        )
+        .await;
+        let mut parts: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
+        let mut summarised: BTreeSet<String> = BTreeSet::new();
+        for line in std::fs::read_to_string(&transcript)
+            .expect("transcript")
+            .lines()
+        {
+            let e: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+            if e["kind"] == "summary" && e["data"]["of"] == "script" {
+                summarised.insert(e["speaker"].as_str().expect("speaker").to_string());
+            }
+            if let Some(part) = e["data"]["reconstruction"].as_str() {
+                let about = e["visible_to"]["only"][0]
+                    .as_str()
+                    .expect("judged character");
+                let f = e["data"]["rouge_l_f"].as_f64().expect("F");
+                parts
+                    .entry(about.to_string())
+                    .or_default()
+                    .push((part.to_string(), f));
+            }
+        }
+        let m = r.mirage_scores.expect("mirage scores");
+        for c in &script.characters {
+            let got = &parts[&c.name];
+            let mean = m.characters[&c.name]
+                .reconstruction_rouge_l
+                .expect("ROUGE-L");
+            if summarised.contains(&c.name) {
+                assert_eq!(got.len(), 1, "{}: {got:?}", c.name);
+                assert_eq!(got[0].0, "all");
+                assert!((mean - got[0].1).abs() < 1e-12);
+                continue;
+            }
+            assert_eq!(summary_cap, 0, "{} played from its full script", c.name);
+            let names: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+            let expected: Vec<&str> = [
+                ("story", !c.story.is_empty()),
+                ("script", true),
+                ("relationship", !c.relationships.is_empty()),
+                ("performance", !c.performance.is_empty()),
+                ("purpose", !c.goals.is_empty()),
+                ("ability", !c.abilities.is_empty()),
+            ]
+            .into_iter()
+            .filter(|(_, asked)| *asked)
+            .map(|(p, _)| p)
+            .collect();
+            assert_eq!(names, expected, "{}", c.name);
+            let sum: f64 = got.iter().map(|(_, f)| f).sum();
+            assert!(
+                (mean - sum / 6.0).abs() < 1e-12,
+                "{}: {mean} vs {got:?}",
+                c.name
+            );
+        }
+        if summary_cap > 0 {
+            assert!(
+                !summarised.is_empty(),
+                "the ferry's scripts are long enough to summarise"
+            );
+        }
+    }
+}

@@ -140,3 +140,63 @@ async fn all_english_scripts_import_validate_count_as_the_paper_and_play() {
         futures::future::join_all(pair.iter().map(|s| play(s.clone(), gw.clone()))).await;
     }
 }
+
+/// Every question records the rule PLAYER*'s reference scorer judged it by, and it survives a save and
+/// load: multiple-choice rows count when the true letter is among the picks, and ask for as many picks
+/// as their text says ("the two people you most suspect"); single-choice rows with two true letters
+/// accept either. Counted against the CSVs read here.
+#[test]
+fn every_question_carries_the_reference_rule() {
+    use sleuth::script::ChoiceRule;
+    let Some(d) = common::datasets() else { return };
+    let root = d.join("wellplay-en");
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut two_people, mut either) = (0, 0);
+    let (mut csv_two_people, mut csv_either) = (0, 0);
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(dir.join("final_result")).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if !name.ends_with(".csv") || name == "FSA.csv" || name == "GM.csv" {
+                continue;
+            }
+            for r in csv_rows(&std::fs::read_to_string(&p).unwrap()) {
+                let cell = |i: usize| r.get(i).map(String::as_str).unwrap_or("");
+                let truth_letters = cell(8).chars().filter(char::is_ascii_alphabetic).count();
+                csv_two_people += usize::from(cell(1) == "b" && cell(2).contains("two people"));
+                csv_either += usize::from(cell(1) == "a" && truth_letters > 1);
+            }
+        }
+        let s = wellplay::import(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let out = tmp.path().join("s.toml");
+        s.save(&out).unwrap();
+        let back = Script::load_unchecked(&out).unwrap_or_else(|e| panic!("{e}"));
+        for (q, b) in s.choice.iter().zip(&back.choice) {
+            assert_eq!((q.rule, q.picks), (b.rule, b.picks), "{}", q.question);
+            if q.multiple {
+                assert_eq!(q.rule, ChoiceRule::Includes, "{}", q.question);
+            } else if q.truth.len() > 1 {
+                assert_eq!(q.rule, ChoiceRule::AnyOf, "{}", q.question);
+            } else {
+                assert_eq!(q.rule, ChoiceRule::Exact, "{}", q.question);
+            }
+            assert_eq!(
+                q.picks.is_some(),
+                q.question.contains("two people"),
+                "{}",
+                q.question
+            );
+            if q.character.is_some() {
+                two_people += usize::from(q.picks == Some(2));
+                either += usize::from(q.rule == ChoiceRule::AnyOf);
+            }
+        }
+    }
+    assert!(csv_two_people > 0 && csv_either > 0);
+    assert_eq!(two_people, csv_two_people);
+    assert_eq!(either, csv_either);
+}

@@ -63,20 +63,27 @@ pub async fn inferential(
     .await
 }
 
-/// A WellPlay multiple-choice question (PLAYER* §4): one letter, or with `multiple` a set of letters of
-/// which every right one must be chosen. Returns the letters (sorted, unique) and the reason given.
+/// A WellPlay multiple-choice question (PLAYER* §4): one letter, or with `multiple` a set of letters —
+/// exactly `picks` of them when the question says how many ("the two people you most suspect"), else one
+/// or more. Returns the letters (sorted, unique) and the reason given.
+///
+/// An answer with more letters than the question asked for keeps the first `picks` the model wrote: the
+/// gateway checks a reply's letters but not their count, and WellPlay's rule counts an answer right
+/// when the true letter is among the picks, so choosing everything must not be a way to score.
 pub async fn choice(
     cx: &mut Context,
     question: &str,
     options: &[String],
     multiple: bool,
+    picks: Option<u32>,
 ) -> Result<(Vec<String>, String), AgentError> {
     let query = format!("{question} {}", options.join(" "));
     let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
     let (letters, opts) = lettered(options);
+    let picks = picks.map(|n| (n as usize).clamp(1, letters.len().max(1)));
     let user = cx.prompts().render(
         "answer_choice",
-        context! { memory => memory, question => question, options => opts, multiple => multiple },
+        context! { memory => memory, question => question, options => opts, multiple => multiple, picks => picks },
     )?;
     if !multiple {
         let (letter, reason) = cx
@@ -91,10 +98,11 @@ pub async fn choice(
             .await?;
         return Ok((vec![letter], reason));
     }
+    let (least, most) = picks.map_or((1, letters.len()), |n| (n, n));
     let s = schema(
         "answer_choice",
         json!({"type": "object", "properties": {
-            "answers": {"type": "array", "items": {"type": "string", "enum": letters}, "minItems": 1, "maxItems": letters.len()},
+            "answers": {"type": "array", "items": {"type": "string", "enum": letters}, "minItems": least, "maxItems": most},
             "reason": {"type": "string"}
         }, "required": ["answers", "reason"], "additionalProperties": false}),
     );
@@ -102,15 +110,15 @@ pub async fn choice(
         .call("answer_choice", user, 150, Some(s), Phase::Evaluation)
         .await?;
     let v = v.unwrap_or(Value::Null);
-    let mut chosen: Vec<String> = v["answers"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut chosen: Vec<String> = Vec::new();
+    for x in v["answers"].as_array().into_iter().flatten() {
+        if let Some(l) = x.as_str() {
+            if !chosen.iter().any(|c| c == l) {
+                chosen.push(l.to_string());
+            }
+        }
+    }
+    chosen.truncate(most);
     chosen.sort();
-    chosen.dedup();
     Ok((chosen, v["reason"].as_str().unwrap_or_default().to_string()))
 }

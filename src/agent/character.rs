@@ -80,12 +80,13 @@ pub enum CharacterMsg {
         options: Vec<String>,
         reply: Reply,
     },
-    /// Evaluation: a WellPlay multiple-choice question; with `multiple`, every right letter must be
-    /// chosen (the turn's `choices`).
+    /// Evaluation: a WellPlay multiple-choice question; with `multiple`, several letters may be chosen
+    /// (`picks` of them when the question says how many), returned as the turn's `choices`.
     AnswerChoice {
         question: String,
         options: Vec<String>,
         multiple: bool,
+        picks: Option<u32>,
         reply: Reply,
     },
 }
@@ -279,9 +280,13 @@ impl Actor for Character {
                 question,
                 options,
                 multiple,
+                picks,
                 reply,
             } => {
-                let r = agent.answer_choice(cx, &question, &options, multiple).await;
+                let picks = multiple.then_some(picks).flatten();
+                let r = agent
+                    .answer_choice(cx, &question, &options, multiple, picks)
+                    .await;
                 let _ = reply.send(r.map(|(letters, reason)| Turn {
                     choice: letters.first().cloned(),
                     choices: letters,

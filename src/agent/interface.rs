@@ -149,14 +149,16 @@ pub trait Agent: Send {
         Box::pin(answers::inferential(cx, question, options))
     }
 
-    /// Evaluation: a WellPlay multiple-choice question. Returns (letters, reason).
+    /// Evaluation: a WellPlay multiple-choice question (with `multiple`, `picks` letters when the
+    /// question says how many). Returns (letters, reason).
     fn answer_choice<'a>(
         &'a mut self,
         cx: &'a mut Context,
         question: &'a str,
         options: &'a [String],
         multiple: bool,
+        picks: Option<u32>,
     ) -> AgentFuture<'a, (Vec<String>, String)> {
-        Box::pin(answers::choice(cx, question, options, multiple))
+        Box::pin(answers::choice(cx, question, options, multiple, picks))
     }
 }

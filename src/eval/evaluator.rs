@@ -14,9 +14,7 @@ use serde_json::json;
 use super::formulas::informed_correct;
 use super::judge::judge_failed;
 use super::judge::Judges;
-use super::scores::{
-    choice_correct, ChoiceScores, ChoiceTally, FactualScores, MirageOutcome, MirageScores,
-};
+use super::scores::{ChoiceScores, ChoiceTally, FactualScores, MirageOutcome, MirageScores};
 use super::EvalError;
 use crate::agent::{request_turn, CharacterMsg};
 use crate::llm::SampleCounter;
@@ -264,9 +262,10 @@ async fn evaluate(
 }
 
 /// Asks every agent the WellPlay multiple-choice questions written for its character and scores them
-/// (10/5/2 points by category; a multiple-answer question counts only when every true letter and
-/// nothing else is chosen). The whole set is asked `choice_repeats` times (PLAYER* runs each evaluation
-/// three times); each repeat's calls get fresh sample indices, so at temperature > 0 answers vary.
+/// (10/5/2 points by category), each by its rule (`super::choice::answer_correct`: WellPlay's
+/// multiple-choice rows count when the true letter is among the picks, as PLAYER*'s published numbers
+/// were scored). The whole set is asked `choice_repeats` times (PLAYER* runs each evaluation three
+/// times); each repeat's calls get fresh sample indices, so at temperature > 0 answers vary.
 async fn choice_questions(
     st: &EvaluatorArgs,
     t: &mut Transcript,
@@ -283,19 +282,20 @@ async fn choice_questions(
                 if q.unscored || q.character.as_deref() != Some(name.as_str()) {
                     continue;
                 }
-                let (question, options, multiple) =
-                    (q.question.clone(), q.options.clone(), q.multiple);
+                let (question, options, multiple, picks) =
+                    (q.question.clone(), q.options.clone(), q.multiple, q.picks);
                 let mut turn = request_turn(actor, name, |reply| CharacterMsg::AnswerChoice {
                     question,
                     options,
                     multiple,
+                    picks,
                     reply,
                 })
                 .await?;
                 for step in std::mem::take(&mut turn.steps) {
                     push(st, t, step)?;
                 }
-                let correct = choice_correct(&turn.choices, &q.truth);
+                let correct = super::choice::answer_correct(q.rule, &turn.choices, &q.truth);
                 let points = q.category.points();
                 scores
                     .by_category
@@ -315,7 +315,7 @@ async fn choice_questions(
                     .add(correct, points);
                 let data = json!({
                     "question": qi, "category": q.category.as_str(), "multiple": q.multiple,
-                    "chosen": turn.choices, "truth": q.truth, "correct": correct,
+                    "rule": q.rule.as_str(), "chosen": turn.choices, "truth": q.truth, "correct": correct,
                     "points": if correct { points } else { 0 }, "possible": points, "repeat": repeat + 1,
                 });
                 push(

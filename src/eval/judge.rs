@@ -254,14 +254,17 @@ impl Judge {
         Ok(Some((score, usage)))
     }
 
-    /// MIRAGE SCI: the judge writes the character's script as it can be deduced from their behaviour
-    /// alone (MIRAGE Appendix, "Prompt of SCI evaluation"); compared with the original by ROUGE-L.
-    /// `None` for the lexical judge.
+    /// MIRAGE SCI: the judge writes one part of the character's script (`part`: `story`, `script`,
+    /// `relationship`, `performance`, `purpose`, `ability`, or `all` for the whole) as it can be deduced
+    /// from their behaviour alone (MIRAGE Appendix, "Prompt of SCI evaluation"; the reference asks for
+    /// each part of the script separately); compared with the original by ROUGE-L. `None` for the
+    /// lexical judge.
     pub async fn reconstruct_script(
         &self,
         game: &str,
         sample: u64,
         view: &CharacterView<'_>,
+        part: &str,
     ) -> Result<Option<(String, Usage)>, LlmError> {
         let Judge::Llm(j) = self else {
             return Ok(None);
@@ -270,8 +273,9 @@ impl Judge {
             "reasoning": {"type": "string"},
             "script": {"type": "string"}
         }, "required": ["reasoning", "script"], "additionalProperties": false});
+        let vars = context! { part => part, ..minijinja::Value::from_serialize(view) };
         let (v, usage) = j
-            .ask(game, sample, "reconstruct", view, schema, 600)
+            .ask(game, sample, "reconstruct", vars, schema, 600)
             .await?;
         let script = v["script"].as_str().unwrap_or_default().to_string();
         Ok(Some((script, usage)))

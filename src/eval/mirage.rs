@@ -1,8 +1,8 @@
 //! MIRAGE's metrics of one game (MIRAGE §2.4 and Appendix B), computed by the evaluator actor after a
 //! MIRAGE game: TII from the trust and suspicion scores the other characters gave, CIC from the clues
 //! each character investigated (all clues and key clues), and — with an LLM judge — ICI (four abilities
-//! scored 0-20) and SCI (role play scored 0-20, and ROUGE-L between the character's script and one the
-//! judge reconstructs from its behaviour). Formulas are in `formulas.rs` and `docs/metrics.md`.
+//! scored 0-20) and SCI (role play scored 0-20, and ROUGE-L between each part of the character's script
+//! and the part as the judge reconstructs it from its behaviour, averaged over the parts). Formulas are in `formulas.rs` and `docs/metrics.md`.
 //!
 //! Without an LLM judge, ICI and SCI are `None` rather than a lexical imitation: "how well did this
 //! player reason" has no honest string-overlap stand-in. `result.json`'s `judges.mirage` says so.
@@ -17,7 +17,7 @@ use super::rouge::rouge_l;
 use super::scores::{MirageCharacterScores, MirageOutcome, MirageScores};
 use super::EvalError;
 use crate::llm::{SampleCounter, Usage};
-use crate::script::{Language, Script};
+use crate::script::{Character, Language, Script};
 use crate::transcript::{Draft, Transcript, Visibility};
 
 /// The four ICI abilities and the SCI role-play criterion, as the judge is asked about them.
@@ -141,29 +141,38 @@ pub(super) async fn score(
             s.abilities = Some([ra, cc, dobs, ct]);
             s.ici = Some(ici([ra, cc, dobs, ct]));
             s.role_play = Some(rp);
-            let seq = samples.next_index();
-            if let Some((rebuilt, usage)) = judge
-                .reconstruct_script(game_id, seq, &view)
-                .await
-                .map_err(judge_failed)?
-            {
-                // The "Script" part: what the character did on the day; the whole script when the
-                // format keeps it in the story and timeline instead of acts.
-                let original = if c.acts.iter().any(|a| !a.trim().is_empty()) {
-                    c.acts.join("\n")
-                } else {
-                    c.script_text()
+            // SCI's ROUGE-L as the reference computes it: each part of the script reconstructed on
+            // its own and scored against the text the agent played from, then averaged.
+            let mut fs = Vec::new();
+            for (part, original) in script_parts(c, script_summary(t, &c.name)) {
+                if original.is_empty() {
+                    // The reference scores an empty part 0 whatever the judge writes (and still
+                    // counts it): no call is needed to know that.
+                    fs.push(0.0);
+                    continue;
+                }
+                let seq = samples.next_index();
+                let Some((rebuilt, usage)) = judge
+                    .reconstruct_script(game_id, seq, &view, part)
+                    .await
+                    .map_err(judge_failed)?
+                else {
+                    fs.clear();
+                    break;
                 };
                 let f = rouge_l(&original, &rebuilt).f;
-                s.reconstruction_rouge_l = Some(f);
-                s.sci = Some(sci(rp, f));
+                fs.push(f);
                 verdict(
                     t,
                     &c.name,
                     rebuilt,
                     usage,
-                    json!({"reconstruction": true, "rouge_l_f": f}),
+                    json!({"reconstruction": part, "rouge_l_f": f}),
                 )?;
+            }
+            if let Some(f) = super::stats::mean(&fs) {
+                s.reconstruction_rouge_l = Some(f);
+                s.sci = Some(sci(rp, f));
             }
         }
         out.characters.insert(c.name.clone(), s);
@@ -178,6 +187,53 @@ pub(super) async fn score(
     out.ici = avg(|s| s.ici);
     out.sci = avg(|s| s.sci);
     Ok(out)
+}
+
+/// The parts of a character's script the judge reconstructs one at a time, with their texts, in the
+/// order of MIRAGE's script files: Story, Script (sleuth's timeline, acts and secrets), Relationship,
+/// Performance, Purpose (goals), Ability. A character whose agent played from a summary of its script
+/// (`agent/mirage.rs` summarises the whole script in one text, where the reference summarises each long
+/// part) is scored on what it played from: that summary, reconstructed as one part.
+fn script_parts(c: &Character, summary: Option<String>) -> Vec<(&'static str, String)> {
+    if let Some(summary) = summary {
+        return vec![("all", summary.trim().to_string())];
+    }
+    let join = |texts: &[String]| {
+        texts
+            .iter()
+            .map(|x| x.trim())
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut script = vec![c.timeline.clone()];
+    script.extend(c.acts.iter().cloned());
+    script.extend(c.secrets.iter().cloned());
+    vec![
+        ("story", c.story.trim().to_string()),
+        ("script", join(&script)),
+        ("relationship", join(&c.relationships)),
+        ("performance", join(&c.performance)),
+        ("purpose", join(&c.goals)),
+        ("ability", join(&c.abilities)),
+    ]
+}
+
+/// The last summary of its script that `name`'s agent played from, if it summarised it.
+fn script_summary(t: &Transcript, name: &str) -> Option<String> {
+    t.events()
+        .iter()
+        .rev()
+        .find(|e| {
+            e.kind == "summary"
+                && e.speaker == name
+                && e.data
+                    .as_ref()
+                    .and_then(|d| d.get("of"))
+                    .and_then(|v| v.as_str())
+                    == Some("script")
+        })
+        .map(|e| e.text.clone())
 }
 
 fn verdict(

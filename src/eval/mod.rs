@@ -4,6 +4,7 @@
 //! supervisor spawns the evaluator and folds its report into the result): it owns the scores it
 //! computes ([`scores`]) and its own error, [`EvalError`], which `game::GameError` absorbs.
 
+pub mod choice;
 mod evaluator;
 pub mod formulas;
 mod judge;

@@ -160,16 +160,11 @@ impl ChoiceScores {
     }
 }
 
-/// A multiple-choice answer is right only when it names exactly the true letters: with several truths,
-/// every one must be chosen and nothing else (a partial answer is wrong).
+/// A multiple-choice answer under the default rule ([`crate::script::ChoiceRule::Exact`]): right only
+/// when it names exactly the true letters (a partial answer is wrong). Questions with another rule
+/// (WellPlay's) are judged by [`super::choice::answer_correct`].
 pub fn choice_correct(chosen: &[String], truth: &[String]) -> bool {
-    let norm = |v: &[String]| {
-        let mut v: Vec<String> = v.iter().map(|x| x.trim().to_ascii_uppercase()).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    !truth.is_empty() && norm(chosen) == norm(truth)
+    super::choice::answer_correct(crate::script::ChoiceRule::Exact, chosen, truth)
 }
 
 /// Votes received by culprits / votes cast (ThinkThrice §6). `culprits` are the script's culprits, murderer

@@ -488,6 +488,18 @@ impl Ctx<'_> {
                 let max = schema.get("maxItems").and_then(|v| v.as_u64()).unwrap_or(3) as usize;
                 let want = 3.clamp(min, max.max(min));
                 let sub = schema.get("items").cloned().unwrap_or(Value::Null);
+                // Items from a closed set (option letters) are distinct, as a model choosing several
+                // options writes each once: each is chosen among the values not chosen yet.
+                if let Some(values) = sub.get("enum").and_then(|e| e.as_array()) {
+                    let mut left = values.clone();
+                    let mut items = Vec::new();
+                    while items.len() < want && !left.is_empty() {
+                        let v = self.choose(&left, field, cond);
+                        left.retain(|x| *x != v);
+                        items.push(v);
+                    }
+                    return Value::Array(items);
+                }
                 let items = (0..want)
                     .map(|i| self.fill(&sub, field, i, cond))
                     .collect::<Vec<_>>();

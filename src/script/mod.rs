@@ -12,7 +12,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use model::{
-    letter_index, option_letter, Category, Character, ChoiceQuestion, Clue, Culprits,
+    letter_index, option_letter, Category, Character, ChoiceQuestion, ChoiceRule, Clue, Culprits,
     FactualQuestion, HostManual, InferentialQuestion, Language, Role, Script, Truth, Victim,
 };
 pub use validate::{Problem, Severity};

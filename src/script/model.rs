@@ -309,9 +309,16 @@ pub struct ChoiceQuestion {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub character: Option<String>,
     pub category: Category,
-    /// Several truths, all of which must be chosen.
+    /// Multiple choice: the player may choose several options (how many: `picks`).
     #[serde(default)]
     pub multiple: bool,
+    /// How many options the question asks for ("the two people you most suspect"): the player is asked
+    /// for exactly that many. Multiple choice only; absent, one or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picks: Option<u32>,
+    /// How an answer is judged against `truth`; absent, [`ChoiceRule::Exact`].
+    #[serde(default, skip_serializing_if = "ChoiceRule::is_exact")]
+    pub rule: ChoiceRule,
     pub question: String,
     /// Option texts, lettered A, B, C, … in order.
     pub options: Vec<String>,
@@ -324,6 +331,40 @@ pub struct ChoiceQuestion {
     /// Kept out of scoring (the source's question text was blank) but kept, so counts match the source.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unscored: bool,
+}
+
+/// How a multiple-choice answer is judged against the true letters. WellPlay's reference scorer
+/// (PLAYER\*) is not "the chosen letters are the true letters": its published numbers count a
+/// multiple-choice answer right when the true letter is among the picks, and a single-choice answer right
+/// when the letter chosen is one of the true letters (see `docs/metrics.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChoiceRule {
+    /// The chosen letters are exactly the true letters: every one, and nothing else. With one true
+    /// letter and one pick, simply the right letter (sleuth's own scripts, "choose all that apply").
+    #[default]
+    Exact,
+    /// Single choice with several acceptable letters: one letter is chosen, and it is one of them.
+    AnyOf,
+    /// Multiple choice: every true letter is among the chosen ones, whatever else is chosen (how many
+    /// the player may choose is bounded by `picks`).
+    Includes,
+}
+
+impl ChoiceRule {
+    /// For `skip_serializing_if`: the default rule is not written.
+    pub fn is_exact(&self) -> bool {
+        *self == ChoiceRule::Exact
+    }
+
+    /// The name in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChoiceRule::Exact => "exact",
+            ChoiceRule::AnyOf => "any_of",
+            ChoiceRule::Includes => "includes",
+        }
+    }
 }
 
 impl ChoiceQuestion {

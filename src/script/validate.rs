@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::model::{letter_index, Script};
+use super::model::{letter_index, ChoiceRule, Script};
 
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -421,14 +421,53 @@ impl Script {
                     );
                 }
             }
-            if !q.multiple && q.truth.len() > 1 {
+            if !q.multiple && q.truth.len() > 1 && q.rule != ChoiceRule::AnyOf {
                 f.error(
                     format!("choice[{i}].multiple"),
                     format!(
-                        "true, since the question has {} correct letters",
+                        "true, or rule = \"any_of\" (either letter is right), since the question has {} correct letters",
                         q.truth.len()
                     ),
                 );
+            }
+            // Each rule belongs to one kind of question, and a count of picks to multiple choice only,
+            // where it must leave a right answer possible.
+            let rule_fits = match q.rule {
+                ChoiceRule::Exact => true,
+                ChoiceRule::AnyOf => !q.multiple,
+                ChoiceRule::Includes => q.multiple,
+            };
+            if !rule_fits {
+                f.error(
+                    format!("choice[{i}].rule"),
+                    if q.multiple {
+                        "\"exact\" or \"includes\" for a multiple-choice question"
+                    } else {
+                        "\"exact\" or \"any_of\" for a single-choice question"
+                    },
+                );
+            }
+            if let Some(n) = q.picks.map(|n| n as usize) {
+                let (k, options) = (q.truth.len(), q.options.len());
+                let expected = match (q.multiple, q.rule) {
+                    (false, _) => Some(
+                        "no count of picks for a single-choice question (or multiple = true)"
+                            .to_string(),
+                    ),
+                    (true, ChoiceRule::Includes) if !(k.max(1)..=options).contains(&n) => {
+                        Some(format!(
+                            "between {} (the correct letters) and {options} (the options)",
+                            k.max(1)
+                        ))
+                    }
+                    (true, ChoiceRule::Exact) if n != k => Some(format!(
+                        "{k}, the number of correct letters, which must all be chosen"
+                    )),
+                    _ => None,
+                };
+                if let Some(expected) = expected {
+                    f.error(format!("choice[{i}].picks"), expected);
+                }
             }
         }
     }

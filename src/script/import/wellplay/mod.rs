@@ -9,11 +9,17 @@
 //! - `final_result/<Character>.csv` and `final_result/FSA.csv`: multiple-choice questions with columns
 //!   `value` (a/b/c category), `type` (a single, b multiple), `question`, options `a`..`e`, `truth`.
 //!
+//! Each question records how the reference scorer judged it (`truth.rs`): a multiple-choice (type b)
+//! answer is right when the true letter is among the picks, and the picks asked for are read from the
+//! question ("the two people you most suspect"); a single-choice row with several true letters accepts
+//! any of them.
+//!
 //! Files are found by the character names of `script_info.json`; nothing depends on a title or a name.
 //! The result is not validated here: the caller validates and reports.
 
 mod csv;
 mod repair;
+mod truth;
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +28,7 @@ use serde_json::Value;
 use self::csv::parse_csv;
 use self::repair::Log;
 pub use self::repair::Repair;
+use self::truth::{parse_truth, scoring};
 use super::{clean_text, ImportError};
 use super::{detect_language, format_error};
 use crate::script::{
@@ -263,6 +270,8 @@ fn victim_key(name: &str) -> String {
 fn same_question(a: &ChoiceQuestion, b: &ChoiceQuestion) -> bool {
     a.category == b.category
         && a.multiple == b.multiple
+        && a.picks == b.picks
+        && a.rule == b.rule
         && a.question == b.question
         && a.options == b.options
         && a.truth == b.truth
@@ -632,23 +641,8 @@ fn read_questions(
             )?;
             texts.retain(|(_, t)| !t.is_empty());
         }
-        // Single choice by type but several truth letters: the truth says what the row means.
-        let multiple = if !multiple && truth.len() > 1 {
-            log.repair(
-                path,
-                Some(line),
-                "type",
-                format!(
-                    "single choice (a) with {} truth letters; read as multiple choice (b)",
-                    truth.len()
-                ),
-                "type b (multiple choice) for a question with several truth letters",
-            )?;
-            true
-        } else {
-            multiple
-        };
         let question = clean_text(cell(c_question));
+        let (rule, picks) = scoring(multiple, &truth, &question, texts.len());
         let unscored = question.is_empty();
         if unscored {
             log.repair(
@@ -663,6 +657,8 @@ fn read_questions(
             character: character.map(str::to_string),
             category,
             multiple,
+            picks,
+            rule,
             question,
             options: texts.into_iter().map(|(_, t)| t).collect(),
             truth,
@@ -671,27 +667,6 @@ fn read_questions(
         });
     }
     Ok(out)
-}
-
-/// Parses a truth cell: letters written together ("ab") or separated by commas, spaces, semicolons,
-/// slashes or the Chinese comma. Returns upper-case letters, sorted and without repeats; `None` if the
-/// cell holds no letter or anything other than letters and separators.
-fn parse_truth(cell: &str) -> Option<Vec<String>> {
-    let mut letters: Vec<char> = Vec::new();
-    for c in cell.chars() {
-        if c.is_ascii_alphabetic() {
-            letters.push(c.to_ascii_uppercase());
-        } else if !(c.is_whitespace() || matches!(c, ',' | ';' | '/' | '，' | '、' | '；')) {
-            return None;
-        }
-    }
-    letters.sort_unstable();
-    letters.dedup();
-    if letters.is_empty() {
-        None
-    } else {
-        Some(letters.into_iter().map(String::from).collect())
-    }
 }
 
 /// The path `import` reads a character's JSON from (for messages and tests).

@@ -1,6 +1,7 @@
 //! Unit tests of the WellPlay importer and its repair rules, on small synthetic folders.
 
 use super::*;
+use crate::script::ChoiceRule;
 
 #[test]
 fn names_that_would_leave_the_folder_are_refused() {
@@ -102,6 +103,8 @@ fn imports_a_synthetic_folder() {
     assert_eq!(s.choice[0].category, Category::Objective);
     assert!(s.choice[1].multiple);
     assert_eq!(s.choice[1].truth, vec!["A", "C"]);
+    assert_eq!(s.choice[1].rule, ChoiceRule::Includes);
+    assert_eq!(s.choice[0].rule, ChoiceRule::Exact);
     assert_eq!(s.choice[2].category, Category::Relations);
 }
 
@@ -149,7 +152,6 @@ fn repairs_are_logged_and_strict_refuses_them() {
         ("a,a,Q?,p,q,,,b,\n", "e", "truth-in-option"),
         ("a,a,Q?,p,,r,,,a\n", "b", "option-gap"),
         ("a,a, ,p,q,,,,a\n", "question", "blank"),
-        ("a,a,Q?,p,q,,,,ab\n", "type", "multiple"),
     ] {
         let tmp = synthetic();
         let csv = tmp.path().join("final_result/B.csv");
@@ -174,8 +176,7 @@ fn repairs_are_logged_and_strict_refuses_them() {
                 (2, vec!["B".to_string()])
             ),
             "option-gap" => assert_eq!(q.options, vec!["p", "r"]),
-            "blank" => assert!(q.unscored),
-            _ => assert!(q.multiple),
+            _ => assert!(q.unscored),
         }
         let err = import_logged(tmp.path(), true).unwrap_err().to_string();
         assert!(
@@ -223,4 +224,35 @@ fn victims_spelled_differently_are_one_victim_and_gm_is_the_omniscient_file() {
     assert_eq!(s.choice.iter().filter(|q| q.in_full_access()).count(), 2);
     assert_eq!(s.choice.iter().filter(|q| q.character.is_none()).count(), 1);
     assert!(import_logged(d, true).is_err());
+}
+
+/// A single-choice row with two true letters is no fault: it imports as single choice, either letter
+/// right (the reference scorer's rule), with nothing repaired and under strict too.
+#[test]
+fn single_choice_with_two_true_letters_accepts_either() {
+    let tmp = synthetic();
+    std::fs::write(
+        tmp.path().join("final_result/B.csv"),
+        "value,type,question,a,b,c,d,e,truth\nb,a,Why?,p,q,r,,,ac\n",
+    )
+    .unwrap();
+    let got = import_logged(tmp.path(), true).unwrap();
+    assert!(got.repairs.is_empty(), "{:?}", got.repairs);
+    let q = got
+        .script
+        .choice
+        .iter()
+        .find(|q| q.character.as_deref() == Some("B"))
+        .unwrap();
+    assert!(!q.multiple);
+    assert_eq!(q.truth, vec!["A", "C"]);
+    assert_eq!(q.rule, ChoiceRule::AnyOf);
+    // It validates (the synthetic folder's victim W has no culprit: not this test's concern).
+    let errors: Vec<_> = got
+        .script
+        .errors()
+        .into_iter()
+        .filter(|p| p.field.starts_with("choice"))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }
