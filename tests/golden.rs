@@ -155,6 +155,7 @@ async fn golden_imported_mirage_sample() {
     let opts = mirage::MirageOptions {
         culprits: Vec::new(),
         truth: None,
+        suspects: Vec::new(),
     };
     let s = mirage::import(&d.join("mirage-sample/The Eastern Star Cruise Ship"), &opts)
         .expect("MIRAGE sample imports");

@@ -21,6 +21,7 @@ fn default_opts() -> MirageOptions {
     MirageOptions {
         culprits: Vec::new(),
         truth: None,
+        suspects: Vec::new(),
     }
 }
 
@@ -116,6 +117,7 @@ fn culprit_option_overrides_the_table() {
         &MirageOptions {
             culprits: vec![other.clone()],
             truth: None,
+            suspects: Vec::new(),
         },
     )
     .expect("imports");
@@ -132,6 +134,7 @@ fn bogus_culprit_is_a_format_error() {
         &MirageOptions {
             culprits: vec!["Nobody At All".into()],
             truth: None,
+            suspects: Vec::new(),
         },
     )
     .unwrap_err();

@@ -1,77 +1,165 @@
 //! The full English MIRAGE set (`../shared/datasets/mirage-en`): every script imports and validates with
 //! the culprit the dataset's description names (`shared/datasets/README.md`), the true account winning
-//! over the built-in table where they disagree.
+//! over the built-in table where they disagree; the culprit who does not play is a suspect; victims are
+//! named where the texts name them.
 
 mod common;
 
-use sleuth::script::import::mirage::{import_logged, MirageOptions};
-use sleuth::script::{Role, Script};
+use std::path::Path;
 
-/// Title → the culprit's name as imported (README's list; "Night at the Museum" per `Truth.json`).
-const CULPRITS: &[(&str, &str)] = &[
-    ("Artical 22 School Rules", "Fuqing Huang"),
-    ("Bride in Filial Dress", "Doctor Fang"),
-    ("Fox Hotel", "Ichiro Kiryu (Nopperabo)"),
-    ("Li Chuan Strange Talk Book", "Elderly in Tattered"),
-    ("Night at the Museum", "Security Wei"),
-    ("Raging Sea of Rest Life", "John"),
-    ("The Eastern Star Cruise Ship", "Manager Xiu"),
+use sleuth::script::import::mirage::{import_logged, Imported, MirageOptions};
+use sleuth::script::Script;
+
+/// Title → (the culprit as imported, whether a character plays them, the victim as imported).
+/// Culprits per the README ("Night at the Museum" per `Truth.json`); victims as the texts name them,
+/// "the victim" where no text clearly does (see `docs/script-format.md`).
+const EXPECTED: &[(&str, &str, bool, &str)] = &[
+    (
+        "Artical 22 School Rules",
+        "Fuqing Huang",
+        true,
+        "the victim",
+    ),
+    ("Bride in Filial Dress", "Doctor Fang", true, "Xu Boqing"),
+    ("Fox Hotel", "Ichiro Kiryu (Nopperabo)", true, "the victim"),
+    (
+        "Li Chuan Strange Talk Book",
+        "Elderly in Tattered",
+        true,
+        "the victim",
+    ),
+    ("Night at the Museum", "Security Wei", true, "Director Zhen"),
+    ("Raging Sea of Rest Life", "John", true, "Old Black"),
+    (
+        "The Eastern Star Cruise Ship",
+        "Manager Xiu",
+        true,
+        "Qi Liu",
+    ),
+    (
+        "The Final Performance of a Big Star",
+        "Richard",
+        false,
+        "Tianchuan Li",
+    ),
 ];
 
+fn import(root: &Path, title: &str, opts: &MirageOptions) -> Imported {
+    import_logged(&root.join(title), opts).unwrap_or_else(|e| panic!("{title}: {e}"))
+}
+
 #[test]
-fn every_english_mirage_script_imports_with_its_culprit() {
+fn every_english_mirage_script_imports_and_validates_with_its_culprit_and_victim() {
     let Some(d) = common::datasets() else { return };
     let root = d.join("mirage-en");
     let tmp = tempfile::tempdir().expect("temp dir");
-    for (title, culprit) in CULPRITS {
-        let imported = import_logged(&root.join(title), &MirageOptions::default())
-            .unwrap_or_else(|e| panic!("{title}: {e}"));
+    let listed = std::fs::read_dir(&root)
+        .expect("mirage-en")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+        .count();
+    assert_eq!(listed, EXPECTED.len(), "every folder of the set is checked");
+    for (title, culprit, plays, victim) in EXPECTED {
+        let imported = import(&root, title, &MirageOptions::default());
         for w in &imported.warnings {
             eprintln!("{title}: warning: {w}");
         }
+        let errors = imported.script.errors();
+        assert!(errors.is_empty(), "{title}: {errors:?}");
         // Through the file, as a user would: save, then load (which validates).
         let path = tmp.path().join(format!("{title}.toml"));
         imported.script.save(&path).expect("save");
         let s = Script::load(&path).unwrap_or_else(|e| panic!("{title}: {e}"));
-        let murderers: Vec<&str> = s
-            .characters
-            .iter()
-            .filter(|c| c.role == Role::Murderer)
-            .map(|c| c.name.as_str())
-            .collect();
-        assert_eq!(murderers, vec![*culprit], "{title}");
+        assert_eq!(s.culprits(), vec![*culprit], "{title}");
+        assert_eq!(s.murderers().len(), usize::from(*plays), "{title}");
+        assert_eq!(s.victims[0].name, *victim, "{title}");
+        assert_eq!(s.truth.culprits[0].victim, *victim, "{title}");
         assert!(!s.truth.narrative.is_empty(), "{title}: truth found");
+        if *victim == "the victim" {
+            assert!(
+                imported.warnings.iter().any(|w| w.field == "(victim)"),
+                "{title}: an unnamed victim is warned about"
+            );
+        }
         eprintln!(
-            "{title}: culprit {murderers:?}, victim {:?}",
-            s.truth.culprits[0].victim
+            "{title}: culprit {culprit}, victim {victim}, suspects {:?}",
+            s.suspect_names()
         );
     }
 }
 
-/// The culprit of "The Final Performance of a Big Star" is no player (non-player suspects are not
-/// modelled yet): the import refuses with a clear error naming the file and the `culprit` field.
+/// "The Final Performance of a Big Star": two players investigate; the vote is among the people of the
+/// clue owners who do not play, the culprit Richard ("Richard Li" in the account) among them.
 #[test]
-fn big_star_needs_non_player_suspects() {
+fn big_star_votes_among_people_who_do_not_play() {
     let Some(d) = common::datasets() else { return };
-    let dir = d.join("mirage-en/The Final Performance of a Big Star");
-    let err = import_logged(&dir, &MirageOptions::default())
-        .expect_err("no player is the culprit")
-        .to_string();
-    assert!(
-        err.contains("script.json") && err.contains("culprit"),
-        "{err}"
+    let root = d.join("mirage-en");
+    let title = "The Final Performance of a Big Star";
+    let imported = import(&root, title, &MirageOptions::default());
+    let s = &imported.script;
+    assert!(s.murderers().is_empty(), "no player is the culprit");
+    assert_eq!(s.characters.len(), 2);
+    // The README's seven (its "Jonny" is spelt "Johnny" in clues.json), and Feng Shan, who has clue
+    // cards of his own and whom the account clears by an alibi.
+    assert_eq!(
+        s.suspect_names(),
+        [
+            "Di Huang",
+            "Feng Shan",
+            "Richard",
+            "Xiong Zhou",
+            "Sha Wang",
+            "Zhi Lv",
+            "Johnny",
+            "Si Qi"
+        ]
     );
+    assert!(
+        s.non_player_suspects().count() == 8,
+        "the players are not suspects"
+    );
+    let richard = s.suspects.iter().find(|x| x.name == "Richard").unwrap();
+    assert!(richard.culprit && s.is_culprit("Richard"));
+    assert_eq!(s.suspects.iter().filter(|x| x.culprit).count(), 1);
+    assert_eq!(s.truth.culprits[0].by, ["Richard"]);
+    assert!(s.characters.iter().all(|c| c.killed.is_empty()));
+    assert!(
+        imported
+            .warnings
+            .iter()
+            .any(|w| w.path.ends_with("clues.json") && w.field == "Richard"),
+        "{:?}",
+        imported.warnings
+    );
+
+    // `--suspect` reproduces the reference implementation's seven candidates.
+    let seven = [
+        "Di Huang",
+        "Richard",
+        "Xiong Zhou",
+        "Sha Wang",
+        "Zhi Lv",
+        "Johnny",
+        "Si Qi",
+    ];
+    let opts = MirageOptions {
+        suspects: seven.iter().map(|s| s.to_string()).collect(),
+        ..MirageOptions::default()
+    };
+    let s = import(&root, title, &opts).script;
+    assert_eq!(s.suspect_names(), seven);
+    assert_eq!(s.culprits(), ["Richard"]);
+    assert!(s.errors().is_empty(), "{:?}", s.errors());
 }
 
 /// Night at the Museum: the built-in table says Manager Sa, the account Security Wei; the import warns.
 #[test]
 fn disagreement_with_the_table_is_warned() {
     let Some(d) = common::datasets() else { return };
-    let imported = import_logged(
-        &d.join("mirage-en/Night at the Museum"),
+    let imported = import(
+        &d.join("mirage-en"),
+        "Night at the Museum",
         &MirageOptions::default(),
-    )
-    .expect("imports");
+    );
     assert!(
         imported
             .warnings

@@ -58,6 +58,7 @@ async fn imported_samples_play_a_thinkthrice_game() {
     let opts = mirage::MirageOptions {
         culprits: Vec::new(),
         truth: None,
+        suspects: Vec::new(),
     };
     scripts.push(
         mirage::import(&d.join("mirage-sample/The Eastern Star Cruise Ship"), &opts)

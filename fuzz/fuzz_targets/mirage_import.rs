@@ -42,6 +42,7 @@ fuzz_target!(|data: &[u8]| {
     let opts = MirageOptions {
         culprits,
         truth: None,
+        suspects: Vec::new(),
     };
     check_import(mirage::import(&dir, &opts));
 });

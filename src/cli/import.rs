@@ -36,6 +36,10 @@ pub enum ImportCommand {
         /// MIRAGE's Truth.json (title → true account); by default looked for in DIR's parent.
         #[arg(long)]
         truth: Option<PathBuf>,
+        /// Whom the players vote among (repeatable): players or people who do not play. By default the
+        /// players, or, when the culprit does not play, the people of the clue owners who do not play.
+        #[arg(long = "suspect")]
+        suspects: Vec<String>,
     },
 }
 
@@ -148,8 +152,13 @@ fn import_one(cmd: ImportCommand) -> Result<()> {
             out,
             culprits,
             truth,
+            suspects,
         } => {
-            let opts = crate::script::import::mirage::MirageOptions { culprits, truth };
+            let opts = crate::script::import::mirage::MirageOptions {
+                culprits,
+                truth,
+                suspects,
+            };
             let imported = crate::script::import::mirage::import_logged(&dir, &opts)?;
             for w in &imported.warnings {
                 eprintln!("warning: {w}");

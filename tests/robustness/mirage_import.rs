@@ -93,7 +93,34 @@ const FIELD_KEYS: &[&str] = &[
     "其他能力",
     "Other",
 ];
-const PLACES: &[&str] = &["Manager Xiu's Room", "Deck", "甲板", "Cabin (3)"];
+/// Clue owners that are no character: places, documents, and people who do not play (the culprit of a
+/// known title among them).
+const PLACES: &[&str] = &[
+    "Manager Xiu's Room",
+    "Deck",
+    "甲板",
+    "Cabin (3)",
+    "Richard",
+    "Di Huang",
+    "黄迪",
+    "李察德",
+    "Public Clue 1",
+    "Hotel Customer List",
+];
+/// Sentences naming someone as dead or as the victim, `{}` standing for a name.
+const DEATHS: &[&str] = &[
+    "Victim: {}",
+    "Victim:\n{} (male, 40)",
+    "{} (male) [Deceased]",
+    "{} was murdered.",
+    "They found {}'s body.",
+    "The death of {} shocked us.",
+    "the deceased was named {}",
+    "受害人：{}",
+    "{}【死者】",
+    "{}遇害了。",
+    "杀害{}的人",
+];
 
 fn mirage_name() -> BoxedStrategy<String> {
     prop_oneof![
@@ -140,10 +167,22 @@ fn relationship_text() -> BoxedStrategy<String> {
     .boxed()
 }
 
+/// A sentence naming someone (a cast name, an odd name or a clue owner) as dead.
+fn death_text() -> BoxedStrategy<String> {
+    let who = prop_oneof![
+        3 => mirage_name(),
+        1 => select(PLACES).prop_map(String::from),
+    ];
+    (select(DEATHS), who)
+        .prop_map(|(pattern, name)| pattern.replace("{}", &name))
+        .boxed()
+}
+
 fn field_string() -> BoxedStrategy<String> {
     prop_oneof![
-        2 => text(),
-        1 => relationship_text(),
+        4 => text(),
+        2 => relationship_text(),
+        1 => death_text(),
     ]
     .boxed()
 }
@@ -382,6 +421,7 @@ struct MirageCase {
     truth: File,
     truth_in_options: bool,
     culprits: Vec<String>,
+    suspects: Vec<String>,
 }
 
 fn mirage_case() -> impl Strategy<Value = MirageCase> {
@@ -396,6 +436,16 @@ fn mirage_case() -> impl Strategy<Value = MirageCase> {
                 3 => vec(select(names.clone()), 1..3),
                 1 => vec(mirage_name(), 1..3),
             ];
+            let suspects = prop_oneof![
+                3 => Just(Vec::new()),
+                1 => vec(
+                    prop_oneof![
+                        2 => mirage_name(),
+                        1 => select(PLACES).prop_map(String::from),
+                    ],
+                    0..4
+                ),
+            ];
             (
                 Just(title.to_string()),
                 select(vec!["script.json", "人物剧本.json"]),
@@ -407,7 +457,7 @@ fn mirage_case() -> impl Strategy<Value = MirageCase> {
                     truth_json(title.to_string()),
                 ),
                 any::<bool>(),
-                culprits,
+                (culprits, suspects),
                 spoilt(3),
             )
         })
@@ -420,7 +470,7 @@ fn mirage_case() -> impl Strategy<Value = MirageCase> {
                 clues,
                 truth,
                 in_options,
-                culprits,
+                (culprits, suspects),
                 spoil,
             )| {
                 MirageCase {
@@ -432,6 +482,7 @@ fn mirage_case() -> impl Strategy<Value = MirageCase> {
                     truth: pick(truth, spoil[2]),
                     truth_in_options: in_options,
                     culprits,
+                    suspects,
                 }
             },
         )
@@ -454,6 +505,7 @@ fn import_mirage(case: &MirageCase) -> Result<Script, ImportError> {
     let opts = MirageOptions {
         culprits: case.culprits.clone(),
         truth,
+        suspects: case.suspects.clone(),
     };
     mirage::import(&dir, &opts)
 }
@@ -491,6 +543,7 @@ fn mirage_wrong_shapes_are_errors_not_panics() {
             truth: Some(b"not json at all".to_vec()),
             truth_in_options: false,
             culprits: Vec::new(),
+            suspects: Vec::new(),
         };
         check_import(import_mirage(&case));
     }

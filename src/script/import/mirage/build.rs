@@ -1,29 +1,35 @@
-//! The canonical script from what the readers gathered: the language, the victim, each character's
-//! role and acts (trailing empty acts dropped), and the truth naming the culprits.
+//! The canonical script from what the readers gathered: each character's role and acts (trailing empty
+//! acts dropped), the victim, the suspects and the truth naming the culprits.
 
 use super::cast::Cast;
+use super::clues::Owner;
 use super::stages::Layout;
 use super::truth::Accused;
-use super::victim::detect_victim;
 use crate::script::import::detect_language;
+use crate::script::model::Suspect;
 use crate::script::{Character, Clue, Culprits, Language, Role, Script, Truth, Victim};
 
-/// Builds the script titled `title` from the read `layout`, the `accused` culprits, the `clues` and the
-/// true account `narrative`.
-pub(super) fn script(
-    title: String,
-    layout: Layout,
-    accused: &Accused,
-    clues: Vec<Clue>,
-    narrative: &str,
-) -> Script {
-    let narrative = narrative.to_string();
-    let acts = layout.stages.len().max(1) as u32;
-    let mut cast = layout.cast;
-    let culprits = &accused.characters;
+/// Everything the script is built from.
+pub(super) struct Parts {
+    pub(super) title: String,
+    pub(super) layout: Layout,
+    pub(super) accused: Accused,
+    /// The people who do not play whom `accused.outsiders` index.
+    pub(super) outsiders: Cast,
+    pub(super) clues: Vec<Clue>,
+    pub(super) narrative: String,
+    pub(super) language: Language,
+    /// The victim's name, or `None` for the language's placeholder.
+    pub(super) victim: Option<String>,
+    /// Whom the vote is among; empty when it is simply the players.
+    pub(super) suspects: Vec<Suspect>,
+}
 
-    // Language, then the victim.
-    let language = detect_language(
+/// The language of the texts: Chinese when most letters are CJK (story, acts and relationship texts,
+/// clue texts, the account).
+pub(super) fn language(cast: &Cast, owners: &[Owner], narrative: &str) -> Language {
+    let narrative = narrative.to_string();
+    detect_language(
         cast.0
             .iter()
             .flat_map(|d| {
@@ -31,18 +37,34 @@ pub(super) fn script(
                     .chain(&d.acts)
                     .chain(&d.relationships)
             })
-            .chain(clues.iter().map(|c| &c.text))
+            .chain(owners.iter().flat_map(|o| &o.texts))
             .chain(std::iter::once(&narrative)),
-    );
-    let victim = detect_victim(&cast, &narrative).unwrap_or_else(|| {
-        match language {
-            Language::En => "the victim",
-            Language::Zh => "死者",
-        }
-        .to_string()
-    });
+    )
+}
 
-    let culprit_names: Vec<String> = culprits.iter().map(|&i| cast.0[i].name.clone()).collect();
+/// The placeholder victim of a language: "the victim", 死者.
+pub(super) fn placeholder(language: Language) -> &'static str {
+    match language {
+        Language::En => "the victim",
+        Language::Zh => "死者",
+    }
+}
+
+/// Builds the script. Character culprits are murderers who killed the victim; a culprit who does not
+/// play is marked in the suspects list; the truth names them all.
+pub(super) fn script(p: Parts) -> Script {
+    let victim = p
+        .victim
+        .unwrap_or_else(|| placeholder(p.language).to_string());
+    let mut cast = p.layout.cast;
+    let culprits = &p.accused.characters;
+    let mut culprit_names: Vec<String> = culprits.iter().map(|&i| cast.0[i].name.clone()).collect();
+    culprit_names.extend(
+        p.accused
+            .outsiders
+            .iter()
+            .map(|&i| p.outsiders.0[i].name.clone()),
+    );
     drop_trailing_empty_acts(&mut cast);
     let characters = cast
         .0
@@ -77,26 +99,26 @@ pub(super) fn script(
 
     Script {
         format: 1,
-        title,
-        language,
+        title: p.title,
+        language: p.language,
         source: Some("mirage".into()),
-        premise: layout.shared.join("\n\n"),
-        acts,
+        premise: p.layout.shared.join("\n\n"),
+        acts: p.layout.stages.len().max(1) as u32,
         victims: vec![Victim {
             name: victim.clone(),
             description: String::new(),
         }],
-        suspects: Vec::new(),
+        suspects: p.suspects,
         host: None,
         characters,
-        clues,
+        clues: p.clues,
         truth: Truth {
             murderer: None,
             culprits: vec![Culprits {
                 victim,
                 by: culprit_names,
             }],
-            narrative,
+            narrative: p.narrative,
         },
         factual: Vec::new(),
         inferential: Vec::new(),

@@ -5,7 +5,7 @@
 use crate::text::is_cjk;
 
 /// One character as it is gathered across stages.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Draft {
     /// The latest name.
     pub(super) name: String,
@@ -32,6 +32,21 @@ pub(super) enum Found {
 }
 
 impl Cast {
+    /// People known only by name (the non-player suspects), so names can be matched against them by the
+    /// same tiers.
+    pub(super) fn of_names(names: &[String]) -> Cast {
+        Cast(
+            names
+                .iter()
+                .map(|n| Draft {
+                    name: n.clone(),
+                    aliases: vec![n.clone()],
+                    ..Draft::default()
+                })
+                .collect(),
+        )
+    }
+
     /// The names, comma-separated, for an error that lists the characters.
     pub(super) fn list(&self) -> String {
         self.0

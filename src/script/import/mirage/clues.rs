@@ -1,5 +1,7 @@
 //! `clues.json`: clues in file order, each owned by a character (`about`) or a place (`location`), key
-//! when it points at a culprit, and given the act of the stage it is grouped under.
+//! when it points at a culprit, and given the act of the stage it is grouped under. The owners and their
+//! texts are read first ([`read_owners`]): who the non-player suspects are and who the culprit is are
+//! decided from them before the clues are built ([`build_clues`]).
 
 use std::path::Path;
 
@@ -12,16 +14,26 @@ use super::truth::Accused;
 use crate::script::import::{format_error, ImportError};
 use crate::script::Clue;
 
-/// Reads the clues of `root`, the object of the file at `path`. `stages` are the stage numbers in play
-/// order, so a stage's clues get the act it is played in.
-pub(super) fn read_clues(
+/// One owner of clues (a character, a person who does not play, a place, a document) with its texts.
+#[derive(Debug, Clone)]
+pub(super) struct Owner {
+    /// The key, trimmed.
+    pub(super) name: String,
+    /// Its field path in the file (`Stage 2.Hall` for a staged file).
+    pub(super) field: String,
+    /// The cleaned, non-empty clue texts.
+    pub(super) texts: Vec<String>,
+    /// The act of the stage it is grouped under.
+    pub(super) act: Option<u32>,
+}
+
+/// Reads the owners of `root`, the object of the file at `path`, in file order. `stages` are the stage
+/// numbers in play order, so a stage's clues get the act it is played in.
+pub(super) fn read_owners(
     root: &Map<String, Value>,
     path: &Path,
     stages: &[u32],
-    cast: &Cast,
-    accused: &Accused,
-) -> Result<Vec<Clue>, ImportError> {
-    let (culprits, specs) = (&accused.characters, &accused.names);
+) -> Result<Vec<Owner>, ImportError> {
     let staged = root.keys().any(|k| stage_number(k).is_some());
     // (owner, field path, value, act)
     let mut groups: Vec<(&str, String, &Value, Option<u32>)> = Vec::new();
@@ -43,9 +55,36 @@ pub(super) fn read_clues(
             _ => groups.push((key, key.clone(), value, None)),
         }
     }
+    groups
+        .into_iter()
+        .map(|(owner, field, value, act)| {
+            Ok(Owner {
+                name: owner.trim().to_string(),
+                texts: clue_texts(value, path, &field)?,
+                field,
+                act,
+            })
+        })
+        .collect()
+}
 
+/// The clues of the `owners`, given ids `c1`, `c2`, … in file order. `outsiders` are the non-player
+/// suspects the accused's `outsiders` index.
+pub(super) fn build_clues(
+    owners: &[Owner],
+    cast: &Cast,
+    outsiders: &Cast,
+    accused: &Accused,
+) -> Vec<Clue> {
+    let (culprits, specs) = (&accused.characters, &accused.names);
     let mut culprit_forms: Vec<String> =
         culprits.iter().flat_map(|&i| cast.name_forms(i)).collect();
+    culprit_forms.extend(
+        accused
+            .outsiders
+            .iter()
+            .flat_map(|&i| outsiders.name_forms(i)),
+    );
     culprit_forms.extend(
         specs
             .iter()
@@ -53,8 +92,8 @@ pub(super) fn read_clues(
             .filter(|s| !s.is_empty()),
     );
     let mut clues = Vec::new();
-    for (owner, field, value, act) in groups {
-        let owner = owner.trim();
+    for o in owners {
+        let owner = o.name.as_str();
         let about = match cast.find(owner, false) {
             Found::One(i) => Some(i),
             _ => None,
@@ -62,15 +101,15 @@ pub(super) fn read_clues(
         let key = match about {
             Some(i) => culprits.contains(&i),
             None => {
-                let o = owner.to_lowercase();
-                culprit_forms.iter().any(|f| contains_bounded(&o, f))
+                let lower = owner.to_lowercase();
+                culprit_forms.iter().any(|f| contains_bounded(&lower, f))
             }
         };
-        for text in clue_texts(value, path, &field)? {
+        for text in &o.texts {
             clues.push(Clue {
                 id: format!("c{}", clues.len() + 1),
                 title: owner.to_string(),
-                text,
+                text: text.clone(),
                 about: about.map(|i| cast.0[i].name.clone()),
                 location: if about.is_none() {
                     Some(owner.to_string())
@@ -78,11 +117,11 @@ pub(super) fn read_clues(
                     None
                 },
                 key,
-                act,
+                act: o.act,
             });
         }
     }
-    Ok(clues)
+    clues
 }
 
 /// Clue texts of one owner: a string, a list of strings, or an object of named texts (`name: text`).

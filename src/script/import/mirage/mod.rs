@@ -17,20 +17,28 @@
 //!   order. A later stage may give a character a fuller name (`Sky Dog` → `Zetong Hei (Sky Dog)`): a new
 //!   name that matches exactly one earlier character (see the matching below) is that character, renamed.
 //! - Culprits are not in the files. They come from `--culprit`, else from the true account where it names
-//!   one character in more murderer/culprit/killer (凶手, 真凶, …) sentences than any other, else from
+//!   one person in more murderer/culprit/killer (凶手, 真凶, …) sentences than anyone else, else from
 //!   [`KNOWN_CULPRITS`], the one table of per-title data (copied from the dataset's description and
 //!   reference implementation). Account and table disagreeing, or the account ambiguous, is a warning
-//!   ([`ImportWarning`]). Culprits are murderers, everyone else civilians.
+//!   ([`ImportWarning`]). A culprit is matched to a character first, else to a person who does not play
+//!   (see `suspects`: the clue owners that are person names, or the `--suspect` names). Character
+//!   culprits are murderers, everyone else civilians.
+//! - Suspects (`suspects`): with `--suspect NAME…` exactly those names (players only when named); else,
+//!   when a culprit does not play, every person of the clue owners who does not play, the culprit marked,
+//!   with a warning — the players then investigate rather than stand accused, as in the reference
+//!   implementation, whose vote in "The Final Performance of a Big Star" is among the outsiders only;
+//!   else none (the players are the suspects). Descriptions come only from texts every player may know.
 //! - Required (hard errors naming file and field): each character's `Script`, a non-empty `clues.json`,
 //!   a truth file that is valid JSON. A truth key misspelling the folder name is found by edit distance.
-//! - Victim (not in the files either): the name that most characters' relationship texts list as someone
-//!   they relate to (a line `Name (role): …` or a name in 【】) but that is no character, provided it is
-//!   listed by at least half of the characters (and at least two), ahead of every other such name, and —
-//!   when there is a truth text — found in it (word order free: `Qi Liu` = `Liu Qi`). Otherwise one
-//!   victim named "the victim" (`死者` in Chinese). Every culprit killed it.
+//! - Victim (not listed in the files either; `victim`): the name victim labels give (`Victim: X`,
+//!   `死者：X`), else the name most characters' relationship texts list, else the name the texts most
+//!   often give a dead person (`X was murdered`, `the corpse of X`, `X的尸体`, …) and the account
+//!   confirms — each only when clearly ahead. Otherwise "the victim" (`死者` in Chinese), with a warning.
+//!   Every character culprit killed it.
 //! - Clues get ids `c1`, `c2`, … in file order and the owner as title. An owner that names a character
-//!   makes the clue `about` it; any other owner is its `location`. A clue is key when it is about a culprit
-//!   or its location names one (`<Culprit>'s Room`). Clues grouped under a stage get that stage as `act`.
+//!   makes the clue `about` it; any other owner (a place, a person who does not play) is its `location`.
+//!   A clue is key when it is about a culprit or its owner names one (`<Culprit>'s Room`, `Richard`).
+//!   Clues grouped under a stage get that stage as `act`.
 //! - `language`: Chinese when most letters are CJK.
 //!
 //! Names are matched in tiers, the first tier with a single hit winning: exact; case-insensitive; equal
@@ -41,15 +49,20 @@
 //! The result is not validated here: the caller validates and reports.
 //!
 //! Code map: [`files`] reads the folder (file names, UTF-8, JSON, text values); `stages` reads
-//! `script.json` into the cast; `clues` and `truth` read the other files and the culprits; `victim`
-//! finds the victim; `build` assembles the canonical script. Each reader meets the dataset's faults
-//! where it meets its file, and reports them with the file and the field path.
+//! `script.json` into the cast; `clues` reads the owners of `clues.json` and builds the clues; `truth`
+//! reads the account and decides the culprits; `corpus` gathers every text with its source; `mentions`
+//! and `victim` find the victim; `suspects` finds the people who do not play and builds the suspects
+//! list; `build` assembles the canonical script. Each reader meets the dataset's faults where it meets
+//! its file, and reports them with the file and the field path.
 
 mod build;
 mod cast;
 mod clues;
+mod corpus;
 mod files;
+mod mentions;
 mod stages;
+mod suspects;
 mod truth;
 mod victim;
 
@@ -57,8 +70,9 @@ use std::path::{Path, PathBuf};
 
 use crate::script::import::{format_error, ImportError};
 use crate::script::Script;
+use cast::Cast;
 use files::{find_file, folder_name, read_json, CLUE_FILES, SCRIPT_FILES};
-
+use suspects::Listed;
 pub use truth::KNOWN_CULPRITS;
 
 /// One repair the importer made where the inputs disagree or are unclear: the import went on, and the
@@ -100,6 +114,9 @@ pub struct MirageOptions {
     pub culprits: Vec<String>,
     /// The truth file (title → account); by default `Truth.json` next to the script folder, if present.
     pub truth: Option<PathBuf>,
+    /// Whom the players vote among (players or people who do not play); empty = by the rules of the
+    /// module documentation.
+    pub suspects: Vec<String>,
 }
 
 /// Imports the MIRAGE script folder `dir`, dropping the warnings (see [`import_logged`] to keep them).
@@ -121,14 +138,6 @@ pub fn import_logged(dir: &Path, opts: &MirageOptions) -> Result<Imported, Impor
     })?;
     let layout = stages::read_script(&read_json(&script_path)?, &script_path)?;
     let narrative = truth::read_narrative(dir, &title, opts, &mut warnings)?;
-    let accused = truth::accused(
-        &title,
-        opts,
-        &layout.cast,
-        &script_path,
-        &narrative,
-        &mut warnings,
-    )?;
     // A script without clues cannot be played as MIRAGE plays it: refuse rather than import half.
     let clue_path = find_file(dir, CLUE_FILES).ok_or_else(|| {
         format_error(
@@ -137,23 +146,95 @@ pub fn import_logged(dir: &Path, opts: &MirageOptions) -> Result<Imported, Impor
             "this file to exist (MIRAGE layout: <Title>/script.json, <Title>/clues.json)",
         )
     })?;
-    let clues = clues::read_clues(
-        &read_json(&clue_path)?,
-        &clue_path,
-        &layout.stages,
-        &layout.cast,
-        &accused,
-    )?;
-    if clues.is_empty() {
+    let owners = clues::read_owners(&read_json(&clue_path)?, &clue_path, &layout.stages)?;
+    if owners.iter().all(|o| o.texts.is_empty()) {
         return Err(format_error(
             &clue_path,
             "(file)",
             "at least one clue text (owner → list of clue texts)",
         ));
     }
-    let script = build::script(title, layout, &accused, clues, &narrative.text);
+
+    let corpus = corpus::Corpus::new(&layout.cast, &layout.shared, &owners, &narrative.text);
+    let language = build::language(&layout.cast, &owners, &narrative.text);
+    let (victim, unclear) =
+        match victim::detect_victim(&layout.cast, &corpus, &owners, &narrative.text) {
+            Ok(v) => (Some(v), None),
+            Err(why) => (None, Some(why)),
+        };
+
+    // Who may be the culprit besides the characters: the `--suspect` names, else the people of the clue
+    // owners who do not play.
+    let people = suspects::people(&owners, &layout.cast, victim.as_deref(), &corpus);
+    let listed = suspects::listed(&opts.suspects, &layout.cast, &people);
+    let pool: Vec<String> = if opts.suspects.is_empty() {
+        people
+    } else {
+        listed
+            .iter()
+            .filter_map(|l| match l {
+                Listed::Outsider(n) => Some(n.clone()),
+                Listed::Player(_) => None,
+            })
+            .collect()
+    };
+    let outsiders = Cast::of_names(&pool);
+    let accused = truth::accused(
+        &title,
+        opts,
+        (&layout.cast, &outsiders),
+        &script_path,
+        &narrative,
+        &mut warnings,
+    )?;
+    let (suspects, note) = suspects::suspect_list(
+        &listed,
+        &layout.cast,
+        &pool,
+        &accused,
+        &corpus,
+        &script_path,
+    )?;
+    if let Some(message) = note {
+        let field = accused
+            .outsiders
+            .first()
+            .and_then(|&i| owners.iter().find(|o| o.name == pool[i]))
+            .map_or_else(|| "(owners)".to_string(), |o| o.field.clone());
+        warnings.push(ImportWarning {
+            path: clue_path.clone(),
+            field,
+            message,
+        });
+    }
+    if let Some(why) = unclear {
+        warnings.push(ImportWarning {
+            path: script_path.clone(),
+            field: "(victim)".into(),
+            message: format!(
+                "no text names the victim clearly ({}); calling them \"{}\"",
+                why.0,
+                build::placeholder(language)
+            ),
+        });
+    }
+
+    let clues = clues::build_clues(&owners, &layout.cast, &outsiders, &accused);
+    let script = build::script(build::Parts {
+        title,
+        layout,
+        accused,
+        outsiders,
+        clues,
+        narrative: narrative.text,
+        language,
+        victim,
+        suspects,
+    });
     Ok(Imported { script, warnings })
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_people;

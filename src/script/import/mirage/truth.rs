@@ -1,5 +1,7 @@
-//! What the script files do not say: who the culprits are (from `--culprit` or the built-in table of
-//! [`KNOWN_CULPRITS`]) and the true account of the case (`Truth.json` beside the folder, or `--truth`).
+//! What the script files do not say: who the culprits are (from `--culprit`, the true account, or the
+//! built-in table of [`KNOWN_CULPRITS`]) and the true account of the case (`Truth.json` beside the
+//! folder, or `--truth`). A culprit is a character, or else one of the people who do not play (the
+//! non-player suspects, see `suspects`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,13 +15,14 @@ use crate::script::import::{format_error, ImportError};
 /// Culprits per title, as the dataset's description and reference implementation name them (the files
 /// themselves do not). An empty list: the reference names no culprit, so `--culprit` is needed. Titles are
 /// compared ignoring case, spaces and punctuation. "Artical 22 School Rules" is how the dataset spells that
-/// folder.
+/// folder. The culprit of "The Final Performance of a Big Star" does not play: the dataset's description
+/// names him (Richard), the reference implementation's Chinese list of suspects spells him 李察德.
 pub const KNOWN_CULPRITS: &[(&str, &[&str])] = &[
     ("Bride in Filial Dress", &["Doctor Fang"]),
     ("The Eastern Star Cruise Ship", &["Manager Xiu"]),
     ("Night at the Museum", &["Manager Sa"]),
     ("Li Chuan Strange Talk Book", &["Elderly in Tattered"]),
-    ("The Final Performance of a Big Star", &[]),
+    ("The Final Performance of a Big Star", &["Richard"]),
     ("Raging Sea of Rest Life", &["John"]),
     ("Article 22 School Rules", &["Fuqing Huang"]),
     ("Artical 22 School Rules", &["Fuqing Huang"]),
@@ -28,22 +31,32 @@ pub const KNOWN_CULPRITS: &[(&str, &[&str])] = &[
     ("东方之星号游轮事件", &["修经理"]),
     ("博物馆奇妙夜", &["撒干事"]),
     ("漓川怪谈簿", &["衣衫褴褛的老人"]),
-    ("大明星最后的演出", &[]),
+    ("大明星最后的演出", &["李察德"]),
     ("怒海余生", &["约翰"]),
     ("狐狸旅馆", &["桐生一郎（滑头鬼）"]),
 ];
 
-/// The culprits of a script: the names as given (option or table) and the characters they matched.
+/// Someone a culprit name can refer to: a character (index into the cast) or a person who does not play
+/// (index into the non-player suspects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Who {
+    Player(usize),
+    Outsider(usize),
+}
+
+/// The culprits of a script: the names as given (option, account or table) and whom they matched.
 #[derive(Debug)]
 pub(super) struct Accused {
     /// As given, used to recognise a culprit in a clue owner (`Doctor Fang's Room`).
     pub(super) names: Vec<String>,
     /// Indices into the cast, each once, in the order of `names`.
     pub(super) characters: Vec<usize>,
+    /// Indices into the non-player suspects, each once, in the order of `names`.
+    pub(super) outsiders: Vec<usize>,
 }
 
-/// The culprits of `title` matched against the cast; an error (on `script_path`, field `culprit`) when
-/// none is known or a name matches no character or several.
+/// The culprits of `title` matched against the cast and then the non-player suspects (`outsiders`);
+/// an error (on `script_path`, field `culprit`) when none is known or a name matches nobody or several.
 ///
 /// `--culprit` wins. Otherwise the case's own account decides where it names one culprit (see
 /// [`culprits_in_truth`]): it is the dataset's statement, the table only a copy of the reference code, so
@@ -52,50 +65,63 @@ pub(super) struct Accused {
 pub(super) fn accused(
     title: &str,
     opts: &MirageOptions,
-    cast: &Cast,
+    people: (&Cast, &Cast),
     script_path: &Path,
     narrative: &Narrative,
     warnings: &mut Vec<ImportWarning>,
 ) -> Result<Accused, ImportError> {
     if !opts.culprits.is_empty() {
-        return match_culprits(opts.culprits.clone(), cast, script_path);
+        return match_culprits(opts.culprits.clone(), people, script_path);
     }
+    let (cast, outsiders) = people;
     let table = known_culprits(title).filter(|l| !l.is_empty());
     let truth_path = narrative.path.clone().unwrap_or_default();
     let truth_field = narrative.key.clone().unwrap_or_else(|| title.to_string());
-    match (culprits_in_truth(cast, &narrative.text), table) {
-        (Verdict::One(i), table) => {
-            let name = cast.0[i].name.clone();
+    let name_of = |w: Who| match w {
+        Who::Player(i) => cast.0[i].name.clone(),
+        Who::Outsider(i) => outsiders.0[i].name.clone(),
+    };
+    match (culprits_in_truth(cast, outsiders, &narrative.text), table) {
+        (Verdict::One(who), table) => {
+            let name = name_of(who);
             if let Some(list) = table {
                 let from_table = match_culprits(
                     list.iter().map(|s| s.to_string()).collect(),
-                    cast,
+                    people,
                     script_path,
                 )
                 .ok();
-                if from_table.as_ref().map(|a| a.characters.as_slice()) == Some(&[i][..]) {
-                    return match_culprits(vec![name], cast, script_path);
-                }
-                warnings.push(ImportWarning {
-                    path: truth_path,
-                    field: truth_field,
-                    message: format!(
-                        "the true account names {name} as the culprit, the built-in table {}; following the account",
-                        list.join(", ")
-                    ),
+                let same = from_table.is_some_and(|a| match who {
+                    Who::Player(i) => a.characters == [i] && a.outsiders.is_empty(),
+                    Who::Outsider(i) => a.outsiders == [i] && a.characters.is_empty(),
                 });
+                if !same {
+                    warnings.push(ImportWarning {
+                        path: truth_path,
+                        field: truth_field,
+                        message: format!(
+                            "the true account names {name} as the culprit, the built-in table {}; following the account",
+                            list.join(", ")
+                        ),
+                    });
+                }
             }
-            return match_culprits(vec![name], cast, script_path);
+            let (characters, outsiders) = match who {
+                Who::Player(i) => (vec![i], Vec::new()),
+                Who::Outsider(i) => (Vec::new(), vec![i]),
+            };
+            return Ok(Accused {
+                names: vec![name],
+                characters,
+                outsiders,
+            });
         }
-        (Verdict::Ambiguous(ix), Some(list)) => warnings.push(ImportWarning {
+        (Verdict::Ambiguous(ws), Some(list)) => warnings.push(ImportWarning {
             path: truth_path,
             field: truth_field,
             message: format!(
-                "the true account names several characters as the culprit equally often ({}); following the built-in table: {}",
-                ix.iter()
-                    .map(|&i| cast.0[i].name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                "the true account names several people as the culprit equally often ({}); following the built-in table: {}",
+                ws.iter().map(|&w| name_of(w)).collect::<Vec<_>>().join(", "),
                 list.join(", ")
             ),
         }),
@@ -115,35 +141,67 @@ pub(super) fn accused(
                     "culprit",
                     &format!(
                         "a culprit: {why}; pass --culprit NAME (one of: {})",
-                        cast.list()
+                        everyone(people)
                     ),
                 ));
             }
         }
     };
-    match_culprits(specs, cast, script_path)
+    match_culprits(specs, people, script_path)
 }
 
-/// The characters the culprit names `specs` refer to; an error when a name matches none or several.
+/// The players, then the non-player suspects, comma-separated, for an error that lists them.
+fn everyone((cast, outsiders): (&Cast, &Cast)) -> String {
+    if outsiders.0.is_empty() {
+        cast.list()
+    } else {
+        format!(
+            "{}; or a non-player suspect: {}",
+            cast.list(),
+            outsiders.list()
+        )
+    }
+}
+
+/// Whom the culprit names `specs` refer to, a character first, else a non-player suspect; an error when
+/// a name matches nobody or several.
 fn match_culprits(
     specs: Vec<String>,
-    cast: &Cast,
+    people: (&Cast, &Cast),
     script_path: &Path,
 ) -> Result<Accused, ImportError> {
-    let mut culprits: Vec<usize> = Vec::new();
+    let (cast, outsiders) = people;
+    let mut accused = Accused {
+        names: Vec::new(),
+        characters: Vec::new(),
+        outsiders: Vec::new(),
+    };
     for spec in &specs {
-        let i = match cast.find(spec, true) {
-            Found::One(i) => i,
+        let found = match cast.find(spec, true) {
+            Found::None => match outsiders.find(spec, true) {
+                Found::One(i) => Found::One(cast.0.len() + i),
+                Found::Many(ix) => Found::Many(ix.iter().map(|i| cast.0.len() + i).collect()),
+                Found::None => Found::None,
+            },
+            found => found,
+        };
+        let name = |i: usize| match i.checked_sub(cast.0.len()) {
+            Some(j) => outsiders.0[j].name.as_str(),
+            None => cast.0[i].name.as_str(),
+        };
+        match found {
+            Found::One(i) => match i.checked_sub(cast.0.len()) {
+                Some(j) if !accused.outsiders.contains(&j) => accused.outsiders.push(j),
+                None if !accused.characters.contains(&i) => accused.characters.push(i),
+                _ => {}
+            },
             Found::Many(ix) => {
                 return Err(format_error(
                     script_path,
                     "culprit",
                     &format!(
-                        "the name of one character (\"{spec}\" matches several: {})",
-                        ix.iter()
-                            .map(|&i| cast.0[i].name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        "the name of one person (\"{spec}\" matches several: {})",
+                        ix.iter().map(|&i| name(i)).collect::<Vec<_>>().join(", ")
                     ),
                 ))
             }
@@ -153,20 +211,14 @@ fn match_culprits(
                     "culprit",
                     &format!(
                         "the name of a character (\"{spec}\" matches none of: {})",
-                        cast.list()
+                        everyone(people)
                     ),
                 ))
             }
-        };
-        if !culprits.contains(&i) {
-            culprits.push(i);
         }
     }
-
-    Ok(Accused {
-        names: specs,
-        characters: culprits,
-    })
+    accused.names = specs;
+    Ok(accused)
 }
 
 /// The built-in culprits of a title: `None` when the title is not in the table.
@@ -319,12 +371,12 @@ pub(super) fn title_distance(a: &str, b: &str) -> f64 {
 /// What the true account says about the culprit.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Verdict {
-    /// It names no character in a sentence about the murderer.
+    /// It names nobody in a sentence about the murderer.
     None,
-    /// One character is named in more such sentences than any other.
-    One(usize),
-    /// Several characters share the most such sentences.
-    Ambiguous(Vec<usize>),
+    /// One person is named in more such sentences than anyone else.
+    One(Who),
+    /// Several people share the most such sentences.
+    Ambiguous(Vec<Who>),
 }
 
 /// Words of a sentence that speaks of the murderer (English lower-case, Chinese). Plain "kill" is left
@@ -333,28 +385,34 @@ const CULPRIT_WORDS: &[&str] = &[
     "murderer", "culprit", "killer", "凶手", "真凶", "杀手", "犯人", "元凶",
 ];
 
-/// The culprit the account names: for each character, the number of sentences that contain one of
-/// [`CULPRIT_WORDS`] and one of the character's name forms (on word boundaries); the character with the
-/// strictly highest count. Sentences end at `.!?。！？`; line breaks do not end them, since accounts put
-/// the name on its own line after "the real murderer is".
-pub(super) fn culprits_in_truth(cast: &Cast, narrative: &str) -> Verdict {
+/// The culprit the account names: for each character and each non-player suspect, the number of
+/// sentences that contain one of [`CULPRIT_WORDS`] and one of the person's name forms (on word
+/// boundaries); the person with the strictly highest count. Sentences end at `.!?。！？`; line breaks do
+/// not end them, since accounts put the name on its own line after "the real murderer is".
+pub(super) fn culprits_in_truth(cast: &Cast, outsiders: &Cast, narrative: &str) -> Verdict {
     let text = narrative.to_lowercase().replace(['\n', '\r'], " ");
-    let forms: Vec<Vec<String>> = (0..cast.0.len())
-        .map(|i| {
-            cast.name_forms(i)
+    let mut people: Vec<(Who, Vec<String>)> = Vec::new();
+    for (group, wrap) in [
+        (cast, Who::Player as fn(usize) -> Who),
+        (outsiders, Who::Outsider),
+    ] {
+        for i in 0..group.0.len() {
+            let forms = group
+                .name_forms(i)
                 .into_iter()
                 .filter(|f| f.chars().count() >= 2)
-                .collect()
-        })
-        .collect();
-    let mut counts = vec![0usize; cast.0.len()];
+                .collect();
+            people.push((wrap(i), forms));
+        }
+    }
+    let mut counts = vec![0usize; people.len()];
     for sentence in text.split(['.', '!', '?', '。', '！', '？']) {
         if !CULPRIT_WORDS.iter().any(|w| sentence.contains(w)) {
             continue;
         }
-        for (i, fs) in forms.iter().enumerate() {
+        for (k, (_, fs)) in people.iter().enumerate() {
             if fs.iter().any(|f| contains_bounded(sentence, f)) {
-                counts[i] += 1;
+                counts[k] += 1;
             }
         }
     }
@@ -362,9 +420,12 @@ pub(super) fn culprits_in_truth(cast: &Cast, narrative: &str) -> Verdict {
     if best == 0 {
         return Verdict::None;
     }
-    let top: Vec<usize> = (0..counts.len()).filter(|&i| counts[i] == best).collect();
+    let top: Vec<Who> = (0..counts.len())
+        .filter(|&k| counts[k] == best)
+        .map(|k| people[k].0)
+        .collect();
     match top.as_slice() {
-        [i] => Verdict::One(*i),
+        [w] => Verdict::One(*w),
         _ => Verdict::Ambiguous(top),
     }
 }
