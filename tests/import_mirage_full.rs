@@ -1,11 +1,15 @@
 //! The full English MIRAGE set (`../shared/datasets/mirage-en`): every script imports and validates with
 //! the culprit the dataset's description names (`shared/datasets/README.md`), the true account winning
 //! over the built-in table where they disagree; the culprit who does not play is a suspect; victims are
-//! named where the texts name them.
+//! named where the texts name them; every script plays under the MIRAGE protocol.
 
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
+
+use sleuth::agent::Framework;
+use sleuth::game::{self, GameConfig, Protocol, ProtocolSettings};
 
 use sleuth::script::import::mirage::{import_logged, Imported, MirageOptions};
 use sleuth::script::Script;
@@ -48,8 +52,38 @@ fn import(root: &Path, title: &str, opts: &MirageOptions) -> Imported {
     import_logged(&root.join(title), opts).unwrap_or_else(|e| panic!("{title}: {e}"))
 }
 
-#[test]
-fn every_english_mirage_script_imports_and_validates_with_its_culprit_and_victim() {
+/// Plays one imported script under the MIRAGE protocol (simulated model, one seed, two iterations to
+/// keep it quick) and checks the vote: every ballot names a suspect other than the voter.
+async fn play(script: Arc<Script>, gw: sleuth::llm::Gateway) {
+    let mut protocol = ProtocolSettings {
+        protocol: Protocol::Mirage,
+        ..ProtocolSettings::default()
+    };
+    protocol.mirage.iterations = 2;
+    let config = GameConfig {
+        game_id: format!("full-{}", script.title),
+        seed: 1,
+        protocol,
+        framework: Framework::Mirage,
+        ..GameConfig::default()
+    };
+    let title = script.title.clone();
+    let r = game::play(script.clone(), config, gw)
+        .await
+        .unwrap_or_else(|e| panic!("{title}: {e}"));
+    let suspects = script.suspect_names();
+    for (voter, target) in &r.votes {
+        assert!(
+            voter != target && suspects.contains(&target.as_str()),
+            "{title}: {voter} → {target}"
+        );
+    }
+    assert!(r.winner.is_some(), "{title}: no winner");
+    assert!(r.mirage_scores.is_some(), "{title}: MIRAGE metrics");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_english_mirage_script_imports_validates_and_plays_with_its_culprit_and_victim() {
     let Some(d) = common::datasets() else { return };
     let root = d.join("mirage-en");
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -58,6 +92,7 @@ fn every_english_mirage_script_imports_and_validates_with_its_culprit_and_victim
         .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
         .count();
     assert_eq!(listed, EXPECTED.len(), "every folder of the set is checked");
+    let mut scripts = Vec::new();
     for (title, culprit, plays, victim) in EXPECTED {
         let imported = import(&root, title, &MirageOptions::default());
         for w in &imported.warnings {
@@ -84,6 +119,12 @@ fn every_english_mirage_script_imports_and_validates_with_its_culprit_and_victim
             "{title}: culprit {culprit}, victim {victim}, suspects {:?}",
             s.suspect_names()
         );
+        scripts.push(Arc::new(s));
+    }
+    // Two games at a time: the machines have two cores.
+    let gw = common::simulated_gateway().await;
+    for pair in scripts.chunks(2) {
+        futures::future::join_all(pair.iter().map(|s| play(s.clone(), gw.clone()))).await;
     }
 }
 

@@ -148,15 +148,25 @@ pub(super) fn read_script(root: &Map<String, Value>, path: &Path) -> Result<Layo
             }
             seen.push(i);
             let d = &mut cast.0[i];
-            let story = field_texts(fields, STORY, path, &field)?;
-            if d.story.is_empty() {
-                d.story = story.join("\n");
-            }
+            let story = field_texts(fields, STORY, path, &field)?.join("\n");
+            let script = field_texts(fields, SCRIPT, path, &field)?.join("\n");
+            // The first stage's `Story` is the character's background; a later stage's own `Story` (a
+            // multi-stage script tells more of it per stage) is released with that stage, before its
+            // `Script`, rather than dropped.
+            let act = if d.story.is_empty() {
+                d.story = story;
+                script
+            } else if story.is_empty() || story == d.story {
+                script
+            } else if script.is_empty() {
+                story
+            } else {
+                format!("{story}\n\n{script}")
+            };
             while d.acts.len() < k {
                 d.acts.push(String::new());
             }
-            d.acts
-                .push(field_texts(fields, SCRIPT, path, &field)?.join("\n"));
+            d.acts.push(act);
             add_new(
                 &mut d.relationships,
                 field_texts(fields, RELATIONSHIP, path, &field)?,

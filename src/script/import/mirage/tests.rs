@@ -69,6 +69,22 @@ fn stages_are_played_in_number_order() {
     assert_eq!(s.characters[0].story, "Bo story.");
 }
 
+#[test]
+fn a_later_stage_story_opens_that_stage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "Stage 1": { "Ann": { "Story": "Ann grew up by the sea.", "Script": "First." }, "Bo": { "Story": "Bo story.", "Script": "B one." } },
+        "Stage 2": { "Ann": { "Story": "Ann's true name is Mara.", "Script": "Second." }, "Bo": { "Story": "Bo story.", "Script": "B two." } },
+    });
+    let dir = write(tmp.path(), "Stories", &script, None, None);
+    let s = import(&dir, &opts(&["Ann"])).unwrap();
+    let ann = s.character("Ann").unwrap();
+    assert_eq!(ann.story, "Ann grew up by the sea.");
+    assert_eq!(ann.acts, ["First.", "Ann's true name is Mara.\n\nSecond."]);
+    // A story repeated unchanged is not repeated in the act.
+    assert_eq!(s.character("Bo").unwrap().acts, ["B one.", "B two."]);
+}
+
 fn two_rooms() -> (Value, Value, Value) {
     let script = json!({
         "Manager Ru": person("Ru runs the bar.", "You went to the deck at eight.", "Tom Bell (Mate): He owes you money.\nSinger Yo: Your employee."),
