@@ -100,7 +100,7 @@ pub fn table(stats: &[ScriptStats]) -> Table {
             s.question_total() as f64,
         ]
     };
-    let mut sum = vec![0.0; 13];
+    let mut sum = [0.0; 13];
     for s in stats {
         let n = numbers(s);
         for (acc, x) in sum.iter_mut().zip(&n) {

@@ -50,14 +50,11 @@ pub fn reciprocal_rank(
 ) -> f64 {
     // Only innocent suspects above the first culprit count against it: another culprit ahead is not a
     // miss (the usual reciprocal rank of the first relevant item).
-    let mut innocents_above = 0usize;
-    for p in vote_order(counts, tiebreak) {
-        if culprits.contains(&p) {
-            return 1.0 / (innocents_above + 1) as f64;
-        }
-        innocents_above += 1;
-    }
-    0.0
+    // The first culprit in the standing has only innocents ahead of it, so its index is their number.
+    vote_order(counts, tiebreak)
+        .iter()
+        .position(|p| culprits.contains(p))
+        .map_or(0.0, |innocents_above| 1.0 / (innocents_above + 1) as f64)
 }
 
 /// Scored → Σ (suspicion − trust) over every scorer and every scoring phase of a MIRAGE game: the vote
