@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use sleuth::agent::Framework;
 use sleuth::game::{
-    self, reciprocal_rank, GameConfig, GameResult, MirageSettings, ProtocolSettings,
+    self, reciprocal_rank, suspicion_minus_trust, GameConfig, GameResult, MirageSettings,
+    ProtocolSettings,
 };
 use sleuth::llm::simulated::{parse_sections, sections_schema_line, split_sections};
 use sleuth::llm::{
@@ -246,8 +247,9 @@ fn check_game(script: &Script, g: &Played, iterations: usize) {
     assert_eq!(g.of_kind("vote").len(), n);
     assert!(g.of_kind("vote").iter().all(|e| private_to_speaker(e)));
 
-    // Victory is the culprit's reciprocal rank in the tally; the winner follows the plurality rule.
-    let victory = reciprocal_rank(&r.vote_counts, &r.murderers);
+    // Victory is the culprit's reciprocal rank in the tally, ties broken by suspicion − trust; the
+    // winner follows the plurality rule.
+    let victory = reciprocal_rank(&r.vote_counts, &r.murderers, &suspicion_minus_trust(m));
     assert!(
         (m.victory - victory).abs() < 1e-12,
         "{} vs {victory}",

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use sleuth::agent::{AgentConfig, Framework};
 use sleuth::game::{
-    self, majority_outcome, reciprocal_rank, tally, thinkthrice_winner, GameConfig, GameResult,
-    MirageSettings, Protocol, ProtocolSettings, ThinkThriceSettings, WellPlaySettings, Winner,
+    self, majority_outcome, reciprocal_rank, suspicion_minus_trust, tally, thinkthrice_winner,
+    GameConfig, GameResult, MirageSettings, Protocol, ProtocolSettings, ThinkThriceSettings,
+    WellPlaySettings, Winner,
 };
 use sleuth::script::{Language, Script};
 
@@ -336,7 +337,7 @@ async fn mirage_accuses_and_votes_among_the_suspects() {
             assert!(alone || accused.contains(target), "{l}: {voter} → {target}");
         }
         // Victory ranks the culprit among every suspect.
-        let v = reciprocal_rank(&g.result.vote_counts, &culprits);
+        let v = reciprocal_rank(&g.result.vote_counts, &culprits, &suspicion_minus_trust(m));
         assert!((m.victory - v).abs() < 1e-12, "{l}: {} vs {v}", m.victory);
         assert!(m.victory > 0.0, "{l}: the culprit is in the tally");
         // Trust and suspicion are about the other players, who are the ones who act.

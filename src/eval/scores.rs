@@ -10,34 +10,68 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// A suspect's rank in the tally, 1 for the most votes. Tied players share the mean of the ranks they
-/// span (fractional ranking), so a tie neither rewards nor punishes the culprit arbitrarily.
-pub fn vote_rank(counts: &BTreeMap<String, u32>, player: &str) -> Option<f64> {
-    let mine = *counts.get(player)?;
-    let above = counts.values().filter(|&&n| n > mine).count();
-    let tied = counts.values().filter(|&&n| n == mine).count();
-    Some(above as f64 + (tied as f64 + 1.0) / 2.0)
+/// The suspects in the order of the final standing, first the most voted. Ties in votes are broken by
+/// `tiebreak` (higher first; a suspect missing from it counts 0), then by name (byte order, ascending),
+/// so every suspect gets a whole rank. MIRAGE's published Victory values are all reciprocals of whole
+/// ranks, and its reference code breaks vote ties with the summed suspicion − trust scores
+/// ([`suspicion_minus_trust`]); the name order is sleuth's last resort, chosen because `vote_counts` in
+/// `result.json` is keyed by name, so the standing can be recomputed from the result alone.
+pub fn vote_order(counts: &BTreeMap<String, u32>, tiebreak: &BTreeMap<String, f64>) -> Vec<String> {
+    let mut order: Vec<(&String, u32, f64)> = counts
+        .iter()
+        .map(|(p, &n)| (p, n, tiebreak.get(p).copied().unwrap_or(0.0)))
+        .collect();
+    // BTreeMap iteration is already in name order and the sort is stable, so equal keys keep it.
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)));
+    order.into_iter().map(|(p, _, _)| p.clone()).collect()
 }
 
-/// MIRAGE Victory for one game: the reciprocal rank of the best-ranked culprit in the vote (with one
-/// culprit, simply 1 / its rank). Averaged over games it is the MRR the paper reports. `counts` is the
-/// tally of every suspect (players or not), so an outside culprit is ranked among the same candidates
-/// the players voted on.
-pub fn reciprocal_rank(counts: &BTreeMap<String, u32>, culprits: &[String]) -> f64 {
-    culprits
+/// A suspect's whole rank in the standing of [`vote_order`], 1 for the first; `None` for a name not in
+/// the tally.
+pub fn vote_rank(
+    counts: &BTreeMap<String, u32>,
+    tiebreak: &BTreeMap<String, f64>,
+    suspect: &str,
+) -> Option<usize> {
+    vote_order(counts, tiebreak)
         .iter()
-        .filter_map(|c| {
-            // Each culprit is ranked against the innocent suspects only: another culprit above or level
-            // with it is not a miss (the usual reciprocal rank of the first relevant item).
-            let against: BTreeMap<String, u32> = counts
-                .iter()
-                .filter(|(p, _)| *p == c || !culprits.contains(p))
-                .map(|(p, n)| (p.clone(), *n))
-                .collect();
-            vote_rank(&against, c)
-        })
-        .map(|r| 1.0 / r)
-        .fold(0.0, f64::max)
+        .position(|p| p == suspect)
+        .map(|i| i + 1)
+}
+
+/// MIRAGE Victory for one game: the reciprocal rank of the best-ranked culprit in the standing of
+/// [`vote_order`] (with one culprit, simply 1 / its rank). Averaged over games it is the MRR the paper
+/// reports. `counts` is the tally of every suspect (players or not), so an outside culprit is ranked
+/// among the same candidates the players voted on; `tiebreak` is normally [`suspicion_minus_trust`].
+pub fn reciprocal_rank(
+    counts: &BTreeMap<String, u32>,
+    culprits: &[String],
+    tiebreak: &BTreeMap<String, f64>,
+) -> f64 {
+    // Only innocent suspects above the first culprit count against it: another culprit ahead is not a
+    // miss (the usual reciprocal rank of the first relevant item).
+    // The first culprit in the standing has only innocents ahead of it, so its index is their number.
+    vote_order(counts, tiebreak)
+        .iter()
+        .position(|p| culprits.contains(p))
+        .map_or(0.0, |innocents_above| 1.0 / (innocents_above + 1) as f64)
+}
+
+/// Scored → Σ (suspicion − trust) over every scorer and every scoring phase of a MIRAGE game: the vote
+/// tie-break of [`reciprocal_rank`] (MIRAGE's reference code). A character's scores of itself are
+/// ignored, as in TII. Players score players only, so a non-player suspect has no entry and counts 0 in
+/// a tie: neither suspected nor trusted, it stands between the players the table distrusted on balance
+/// and those it trusted.
+pub fn suspicion_minus_trust(outcome: &MirageOutcome) -> BTreeMap<String, f64> {
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    for (scores, sign) in [(&outcome.suspicion, 1.0), (&outcome.trust, -1.0)] {
+        for (scorer, row) in scores {
+            for (scored, phases) in row.iter().filter(|(s, _)| *s != scorer) {
+                *out.entry(scored.clone()).or_insert(0.0) += sign * phases.iter().sum::<f64>();
+            }
+        }
+    }
+    out
 }
 
 /// What the MIRAGE simulation produced besides the vote (PROTOCOLS.md §4).
@@ -45,7 +79,8 @@ pub fn reciprocal_rank(counts: &BTreeMap<String, u32>, culprits: &[String]) -> f
 pub struct MirageOutcome {
     /// Accuser → the suspect they accused.
     pub accusations: BTreeMap<String, String>,
-    /// Reciprocal rank of the culprit in the vote (Victory; MRR over games).
+    /// Reciprocal rank of the culprit in the vote, ties broken by summed suspicion − trust, then by
+    /// name (Victory; MRR over games).
     pub victory: f64,
     /// Clue ids each character investigated, in order.
     pub investigated: BTreeMap<String, Vec<String>>,

@@ -27,10 +27,10 @@ pub use crate::transcript::{Draft, Event, Transcript, TranscriptError, Visibilit
 pub use config::{EmbedderChoice, GameConfig, JudgeChoice, JUDGED_METRICS};
 pub use driver::PlayOutcome;
 pub use result::{
-    choice_correct, detection_accuracy, majority_outcome, reciprocal_rank, tally,
-    thinkthrice_winner, vote_candidates, vote_rank, ChoiceScores, ChoiceTally, FactualScores,
-    GameResult, MajorityOutcome, MirageCharacterScores, MirageOutcome, MirageScores, PhaseUsage,
-    Winner,
+    case_vote, cases_outcome, choice_correct, detection_accuracy, majority_outcome,
+    reciprocal_rank, suspicion_minus_trust, tally, thinkthrice_winner, vote_candidates, vote_cases,
+    vote_order, vote_rank, CaseVote, ChoiceScores, ChoiceTally, FactualScores, GameResult,
+    MajorityOutcome, MirageCharacterScores, MirageOutcome, MirageScores, PhaseUsage, Winner,
 };
 pub use spec::{GameSpec, ProviderSpec, ScriptRef, SpecError};
 

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::llm::Usage;
 
 pub use crate::eval::scores::{
-    choice_correct, detection_accuracy, reciprocal_rank, vote_rank, ChoiceScores, ChoiceTally,
-    FactualScores, MirageCharacterScores, MirageOutcome, MirageScores,
+    choice_correct, detection_accuracy, reciprocal_rank, suspicion_minus_trust, vote_order,
+    vote_rank, ChoiceScores, ChoiceTally, FactualScores, MirageCharacterScores, MirageOutcome,
+    MirageScores,
 };
 
 /// Who won.
@@ -83,6 +84,125 @@ pub struct MajorityOutcome {
     pub majority_winner: Winner,
     /// The winner under the plurality rule (a unique top vote-getter who is a culprit).
     pub plurality_winner: Winner,
+    /// One vote per victim, for scripts whose `truth.culprits` lists several victims (PLAYER* rule 6:
+    /// "cast their vote for who they think is the murderer in each case"); empty when the game held one
+    /// vote, so one-victim results read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<CaseVote>,
+    /// PLAYER*'s Voting value of the game with several cases: cases whose culprit was eliminated /
+    /// victims. `None` with one vote, where it is 1 for a civilian win and 0 otherwise
+    /// ([`MajorityOutcome::voting`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voting: Option<f64>,
+}
+
+impl MajorityOutcome {
+    /// PLAYER*'s Voting value of this game (Table A3 "Voting", averaged over runs there): the share of
+    /// victims whose culprit the vote eliminated; with one vote, 1 for a civilian win, else 0.
+    pub fn voting(&self) -> f64 {
+        self.voting.unwrap_or(match self.majority_winner {
+            Winner::Civilians => 1.0,
+            Winner::Murderer => 0.0,
+        })
+    }
+
+    /// Correct ballots / ballots over all the cases (a ballot is correct when it names a culprit of
+    /// the victim it is about); `None` when the game held one vote, whose accuracy is
+    /// [`detection_accuracy`] of that vote, or no ballot at all.
+    pub fn ballot_accuracy(&self) -> Option<f64> {
+        let cast: usize = self.cases.iter().map(|c| c.votes.len()).sum();
+        let right: usize = self
+            .cases
+            .iter()
+            .map(|c| c.votes.values().filter(|t| c.culprits.contains(t)).count())
+            .sum();
+        (cast > 0).then(|| right as f64 / cast as f64)
+    }
+}
+
+/// The vote about one victim's death ("who killed V?").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseVote {
+    pub victim: String,
+    /// Who killed this victim. Empty when nobody in the cast did (WellPlay "Ghost Revenge"): no ballot
+    /// is held, since no name on it could be right, and the case counts as not identified.
+    pub culprits: Vec<String>,
+    /// Voter → the suspect they named for this victim.
+    pub votes: BTreeMap<String, String>,
+    pub vote_counts: BTreeMap<String, u32>,
+    /// Suspects with ≥ 50% of this case's ballots.
+    pub eliminated: Vec<String>,
+    /// Whether one of this victim's culprits was eliminated.
+    pub identified: bool,
+}
+
+/// The victims voted on one by one: every `truth.culprits` entry (victim, its culprits), when the
+/// script lists two or more. Otherwise empty: the game holds a single vote on the script's culprits,
+/// exactly as before per-victim votes existed (one victim, or several victims with one `truth.murderer`).
+pub fn vote_cases(script: &crate::script::Script) -> Vec<(String, Vec<String>)> {
+    if script.truth.culprits.len() < 2 {
+        return Vec::new();
+    }
+    script
+        .truth
+        .culprits
+        .iter()
+        .map(|c| (c.victim.clone(), c.by.clone()))
+        .collect()
+}
+
+/// One case's outcome under the elimination rule; `votes` empty for a case with no culprit.
+pub fn case_vote<'a>(
+    victim: &str,
+    culprits: &[String],
+    suspects: impl IntoIterator<Item = &'a str>,
+    votes: BTreeMap<String, String>,
+) -> CaseVote {
+    let vote_counts = tally(suspects, &votes);
+    let m = majority_outcome(&vote_counts, culprits);
+    CaseVote {
+        victim: victim.to_string(),
+        culprits: culprits.to_vec(),
+        identified: !culprits.is_empty() && m.majority_winner == Winner::Civilians,
+        votes,
+        vote_counts,
+        eliminated: m.eliminated,
+    }
+}
+
+/// Combines per-victim votes. **sleuth:** the civilians win when every victim who has a culprit in the
+/// cast had one eliminated (a murderer who got away with one death has won that game); a victim with no
+/// culprit in the cast cannot be solved and does not decide the winner, but counts in `voting` as not
+/// identified, so Voting steps by 1/victims as PLAYER*'s published values do. `eliminated` lists every
+/// case's eliminated suspects (first case first, without repeats); the plurality winner applies the
+/// same all-cases rule to each case's plurality outcome.
+pub fn cases_outcome(cases: Vec<CaseVote>) -> MajorityOutcome {
+    let scored: Vec<&CaseVote> = cases.iter().filter(|c| !c.culprits.is_empty()).collect();
+    let all = |won: &dyn Fn(&CaseVote) -> bool| {
+        if !scored.is_empty() && scored.iter().all(|c| won(c)) {
+            Winner::Civilians
+        } else {
+            Winner::Murderer
+        }
+    };
+    let majority_winner = all(&|c| c.identified);
+    let plurality_winner =
+        all(&|c| thinkthrice_winner(&c.vote_counts, &c.culprits) == Winner::Civilians);
+    let mut eliminated: Vec<String> = Vec::new();
+    for p in cases.iter().flat_map(|c| &c.eliminated) {
+        if !eliminated.contains(p) {
+            eliminated.push(p.clone());
+        }
+    }
+    let identified = cases.iter().filter(|c| c.identified).count();
+    let voting = (!cases.is_empty()).then(|| identified as f64 / cases.len() as f64);
+    MajorityOutcome {
+        eliminated,
+        majority_winner,
+        plurality_winner,
+        cases,
+        voting,
+    }
 }
 
 /// Applies the elimination rule to a tally; `culprits` as for [`thinkthrice_winner`].
@@ -102,6 +222,8 @@ pub fn majority_outcome(counts: &BTreeMap<String, u32>, culprits: &[String]) -> 
         eliminated,
         majority_winner,
         plurality_winner: thinkthrice_winner(counts, culprits),
+        cases: Vec::new(),
+        voting: None,
     }
 }
 
@@ -242,7 +364,7 @@ mod tests {
         assert_eq!(thinkthrice_winner(&c, &m), Winner::Civilians);
         assert!((detection_accuracy(&v, &m) - 4.0 / 6.0).abs() < 1e-12);
         // The best-ranked culprit counts for Victory: Eve is first.
-        assert!((reciprocal_rank(&c, &m) - 1.0).abs() < 1e-12);
+        assert!((reciprocal_rank(&c, &m, &BTreeMap::new()) - 1.0).abs() < 1e-12);
         // Two culprits tied at the top: whichever is taken is a culprit — a civilian win, Victory 1.
         let four = ["Ada", "Ben", "Cy", "Dee"];
         let both = names(&["Ada", "Ben"]);
@@ -254,7 +376,7 @@ mod tests {
         ]);
         let c = tally(four, &v);
         assert_eq!(thinkthrice_winner(&c, &both), Winner::Civilians);
-        assert!((reciprocal_rank(&c, &both) - 1.0).abs() < 1e-12);
+        assert!((reciprocal_rank(&c, &both, &BTreeMap::new()) - 1.0).abs() < 1e-12);
         // A culprit tied with an innocent player at the top still loses under plurality.
         let v = votes(&[("Ada", "Cy"), ("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy")]);
         assert_eq!(
@@ -279,7 +401,7 @@ mod tests {
         assert_eq!(o.eliminated, names(&["Dr Grey"]));
         assert_eq!(o.majority_winner, Winner::Civilians);
         assert!((detection_accuracy(&v, &grey) - 2.0 / 3.0).abs() < 1e-12);
-        assert!((reciprocal_rank(&c, &grey) - 1.0).abs() < 1e-12);
+        assert!((reciprocal_rank(&c, &grey, &BTreeMap::new()) - 1.0).abs() < 1e-12);
         // Most votes on the innocent non-player: the culprit escapes, ranked among all the suspects
         // (second of three, alone).
         let v = votes(&[("Ada", "Nell"), ("Ben", "Nell"), ("Cy", "Dr Grey")]);
@@ -289,14 +411,14 @@ mod tests {
             majority_outcome(&c, &grey).majority_winner,
             Winner::Murderer
         );
-        assert!((reciprocal_rank(&c, &grey) - 0.5).abs() < 1e-12);
+        assert!((reciprocal_rank(&c, &grey, &BTreeMap::new()) - 0.5).abs() < 1e-12);
         // A tie at the top between the outside culprit and the suspect player goes to the culprit.
         let v = votes(&[("Ada", "Dr Grey"), ("Ben", "Cy"), ("Cy", "Nell")]);
         let c = tally(suspects, &v);
         assert_eq!(thinkthrice_winner(&c, &grey), Winner::Murderer);
-        // Nobody voted for: Victory ranks the culprit level with every suspect (rank 2 of 3).
+        // Nobody voted for: everyone is tied, and name order puts Dr Grey second of three.
         let c = tally(suspects, &BTreeMap::new());
-        assert!((reciprocal_rank(&c, &grey) - 0.5).abs() < 1e-12);
+        assert!((reciprocal_rank(&c, &grey, &BTreeMap::new()) - 0.5).abs() < 1e-12);
         assert_eq!(detection_accuracy(&BTreeMap::new(), &grey), 0.0);
     }
 
@@ -322,23 +444,134 @@ mod tests {
         }
     }
 
+    fn scores(v: &[(&str, f64)]) -> BTreeMap<String, f64> {
+        v.iter().map(|(p, x)| (p.to_string(), *x)).collect()
+    }
+
+    /// MIRAGE publishes only reciprocals of whole ranks: a tie in votes is broken, never shared.
     #[test]
-    fn reciprocal_rank_shares_tied_ranks() {
+    fn a_tie_in_votes_gives_whole_ranks() {
         let players = ["Ada", "Ben", "Cy", "Dee"];
         let m = names(&["Ada"]);
-        // Ada first alone: 1.
+        let none = BTreeMap::new();
+        // Ada and Cy tie for first with 2 each; Ben and Dee tie last with 0.
         let v = votes(&[("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy"), ("Ada", "Cy")]);
         let c = tally(players, &v);
-        // Ada and Cy tie for first with 2 each: ranks 1 and 2 shared → 1.5.
-        assert_eq!(vote_rank(&c, "Ada"), Some(1.5));
-        assert!((reciprocal_rank(&c, &m) - 1.0 / 1.5).abs() < 1e-12);
-        // Ben and Dee tie last with 0: ranks 3 and 4 → 3.5.
-        assert_eq!(vote_rank(&c, "Dee"), Some(3.5));
+        // No scores: name order decides, Ada before Cy, Ben before Dee.
+        assert_eq!(vote_order(&c, &none), names(&["Ada", "Cy", "Ben", "Dee"]));
+        assert_eq!(vote_rank(&c, &none, "Ada"), Some(1));
+        assert_eq!(vote_rank(&c, &none, "Dee"), Some(4));
+        assert_eq!(vote_rank(&c, &none, "Nobody"), None);
+        assert!((reciprocal_rank(&c, &m, &none) - 1.0).abs() < 1e-12);
+        // Cy as culprit, tied with Ada: second by name, 1/2 — a whole rank, not 1/1.5.
+        assert!((reciprocal_rank(&c, &names(&["Cy"]), &none) - 0.5).abs() < 1e-12);
+        // Ada with 0 votes, tied with Ben: ranks 3 and 4, never 3.5.
         let v = votes(&[("Ben", "Cy"), ("Cy", "Dee"), ("Dee", "Cy"), ("Ada", "Cy")]);
         let c = tally(players, &v);
-        // Ada has 0 with Ben: ranks 3 and 4 → 3.5; Victory 1/3.5.
-        assert!((reciprocal_rank(&c, &m) - 1.0 / 3.5).abs() < 1e-12);
-        assert_eq!(reciprocal_rank(&c, &names(&["Nobody"])), 0.0);
+        assert!((reciprocal_rank(&c, &m, &none) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(reciprocal_rank(&c, &names(&["Nobody"]), &none), 0.0);
+        // Every reciprocal rank of a tally is 1/k for a whole k.
+        for p in players {
+            let rr = reciprocal_rank(&c, &names(&[p]), &none);
+            assert!(((1.0 / rr) - (1.0 / rr).round()).abs() < 1e-12, "{p}: {rr}");
+        }
+    }
+
+    #[test]
+    fn the_tie_break_follows_suspicion_minus_trust() {
+        let players = ["Ada", "Ben", "Cy", "Dee"];
+        // Ada and Cy tie for first with 2 votes each.
+        let v = votes(&[("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy"), ("Ada", "Cy")]);
+        let c = tally(players, &v);
+        // The table suspected Cy more than it trusted him: Cy first, Ada (the culprit) second.
+        let s = scores(&[("Ada", -1.0), ("Cy", 2.0)]);
+        assert_eq!(vote_order(&c, &s), names(&["Cy", "Ada", "Ben", "Dee"]));
+        assert!((reciprocal_rank(&c, &names(&["Ada"]), &s) - 0.5).abs() < 1e-12);
+        // The other way round: Ada first.
+        let s = scores(&[("Ada", 3.0), ("Cy", 2.0)]);
+        assert!((reciprocal_rank(&c, &names(&["Ada"]), &s) - 1.0).abs() < 1e-12);
+        // The tie-break never overrides votes: Dee, most suspected but unvoted, stays behind.
+        let s = scores(&[("Dee", 9.0), ("Ben", -9.0)]);
+        assert_eq!(vote_order(&c, &s), names(&["Ada", "Cy", "Dee", "Ben"]));
+        // A missing score counts 0: Ben unscored (a non-player) stands above a trusted Dee.
+        let s = scores(&[("Dee", -1.0)]);
+        assert_eq!(vote_order(&c, &s), names(&["Ada", "Cy", "Ben", "Dee"]));
+
+        // The sums come from every scorer and phase, suspicion minus trust, self-scores ignored.
+        let row = |v: &[(&str, &[f64])]| -> BTreeMap<String, Vec<f64>> {
+            v.iter().map(|(p, x)| (p.to_string(), x.to_vec())).collect()
+        };
+        let outcome = MirageOutcome {
+            suspicion: [
+                (
+                    "Ada".to_string(),
+                    row(&[("Cy", &[1.0, 2.0]), ("Ada", &[5.0])]),
+                ),
+                (
+                    "Ben".to_string(),
+                    row(&[("Cy", &[1.0]), ("Ada", &[0.0, 1.0])]),
+                ),
+            ]
+            .into(),
+            trust: [
+                ("Ada".to_string(), row(&[("Cy", &[0.0, 1.0])])),
+                ("Ben".to_string(), row(&[("Ada", &[2.0, 2.0])])),
+            ]
+            .into(),
+            ..MirageOutcome::default()
+        };
+        let smt = suspicion_minus_trust(&outcome);
+        assert_eq!(smt, scores(&[("Ada", 1.0 - 4.0), ("Cy", 4.0 - 1.0)]));
+        assert_eq!(vote_order(&c, &smt), names(&["Cy", "Ada", "Ben", "Dee"]));
+    }
+
+    /// Three victims: Ada killed Vic, Ben killed Wes, nobody in the cast killed Xan (no ballot).
+    #[test]
+    fn one_vote_per_victim_scores_each_ballot_and_each_case() {
+        let players = ["Ada", "Ben", "Cy", "Dee"];
+        let vic = case_vote(
+            "Vic",
+            &names(&["Ada"]),
+            players,
+            votes(&[("Ada", "Cy"), ("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Ada")]),
+        );
+        assert!(vic.identified);
+        assert_eq!(vic.eliminated, names(&["Ada"]));
+        let wes = case_vote(
+            "Wes",
+            &names(&["Ben"]),
+            players,
+            votes(&[("Ada", "Cy"), ("Ben", "Dee"), ("Cy", "Ben"), ("Dee", "Cy")]),
+        );
+        assert!(!wes.identified, "Cy is eliminated, Ben escapes");
+        let xan = case_vote("Xan", &[], players, BTreeMap::new());
+        assert!(!xan.identified && xan.eliminated.is_empty());
+        let o = cases_outcome(vec![vic.clone(), wes.clone(), xan.clone()]);
+        // Voting counts every victim: 1 of 3.
+        assert!((o.voting() - 1.0 / 3.0).abs() < 1e-12);
+        // Ballots: 3 right of 4 for Vic, 1 of 4 for Wes; Xan had none.
+        assert_eq!(o.ballot_accuracy(), Some(4.0 / 8.0));
+        assert_eq!(o.eliminated, names(&["Ada", "Cy"]));
+        assert_eq!(o.majority_winner, Winner::Murderer, "Ben got away");
+        // Both solvable cases solved: the civilians win although Xan's case cannot be.
+        let wes = case_vote(
+            "Wes",
+            &names(&["Ben"]),
+            players,
+            votes(&[("Ada", "Ben"), ("Ben", "Dee"), ("Cy", "Ben"), ("Dee", "Cy")]),
+        );
+        let o = cases_outcome(vec![vic, wes, xan.clone()]);
+        assert_eq!(o.majority_winner, Winner::Civilians);
+        assert!((o.voting() - 2.0 / 3.0).abs() < 1e-12);
+        // Nothing solvable: nobody can win for the civilians.
+        let o = cases_outcome(vec![xan]);
+        assert_eq!(o.majority_winner, Winner::Murderer);
+        assert_eq!(o.ballot_accuracy(), None);
+        // A single vote keeps its old shape: no cases, Voting read off the winner.
+        let one = majority_outcome(&tally(players, &BTreeMap::new()), &names(&["Ada"]));
+        assert!(one.cases.is_empty() && one.voting.is_none());
+        assert_eq!(one.voting(), 0.0);
+        assert_eq!(one.ballot_accuracy(), None);
     }
 
     #[test]

@@ -154,17 +154,27 @@ pub(super) async fn release(
 /// The anonymous vote: every player votes for one of the suspects other than themselves (ballots are
 /// private events).
 pub(super) async fn vote(run: &mut Run<'_>) -> Result<BTreeMap<String, String>, GameError> {
-    let t = run.stage_started("vote");
     let call = run.script().host().vote_call;
-    run.host_says("vote", None, call.clone()).await?;
+    vote_on(run, "vote", call).await
+}
+
+/// [`vote`] with its own stage name and call: WellPlay's per-victim votes hold one per victim, each
+/// call naming the victim.
+pub(super) async fn vote_on(
+    run: &mut Run<'_>,
+    stage: &str,
+    call: String,
+) -> Result<BTreeMap<String, String>, GameError> {
+    let t = run.stage_started(stage);
+    run.host_says(stage, None, call.clone()).await?;
     let suspects = run.suspects();
     let mut votes = BTreeMap::new();
     for voter in run.names() {
         let candidates = vote_candidates(&voter, &suspects);
-        let target = ballot(run, "vote", &voter, &call, candidates).await?;
+        let target = ballot(run, stage, &voter, &call, candidates).await?;
         votes.insert(voter, target);
     }
-    run.stage_done("vote", t);
+    run.stage_done(stage, t);
     Ok(votes)
 }
 

@@ -348,7 +348,12 @@ async fn run(
         provider: args.gateway.provider().into(),
         model: c.agent.model.clone(),
         winner: played.winner,
-        murderer_detection_accuracy: detection_accuracy(&played.votes, &murderers),
+        // Per-victim votes (WellPlay, several victims) score every ballot against its own victim.
+        murderer_detection_accuracy: played
+            .majority
+            .as_ref()
+            .and_then(|m| m.ballot_accuracy())
+            .unwrap_or_else(|| detection_accuracy(&played.votes, &murderers)),
         murderers,
         votes: played.votes,
         vote_counts: played.counts,

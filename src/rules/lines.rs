@@ -165,6 +165,39 @@ impl HostLines {
         }
     }
 
+    /// What one ballot of a per-victim vote is about, appended to the script's vote call (WellPlay
+    /// scripts with several victims: one vote per victim, PLAYER* rule 6).
+    pub fn vote_case(&self, victim: &str) -> String {
+        match self.0 {
+            Language::En => {
+                format!("This ballot is about the death of {victim}: name who killed {victim}.")
+            }
+            Language::Zh => format!("这一票关于{victim}之死：请说出杀害{victim}的人。"),
+        }
+    }
+
+    /// One victim's case read out after per-victim votes: who was eliminated and who did it.
+    pub fn case_outcome(&self, victim: &str, eliminated: &str, culprits: &str) -> String {
+        match (self.0, eliminated.is_empty(), culprits.is_empty()) {
+            (Language::En, _, true) => format!("{victim}: nobody among us killed {victim}; no vote was held."),
+            (Language::En, true, false) => format!("{victim}: nobody received half of the votes. The murderer was {culprits}."),
+            (Language::En, false, false) => format!("{victim}: {eliminated} received at least half of the votes and is eliminated. The murderer was {culprits}."),
+            (Language::Zh, _, true) => format!("{victim}：凶手不在我们之中，不投票。"),
+            (Language::Zh, true, false) => format!("{victim}：没有人得票过半。凶手是{culprits}。"),
+            (Language::Zh, false, false) => format!("{victim}：{eliminated}得票过半，出局。凶手是{culprits}。"),
+        }
+    }
+
+    /// The verdict after per-victim votes: the civilians win only if every solvable case was solved.
+    pub fn cases_verdict(&self, civilians_won: bool) -> &'static str {
+        match (self.0, civilians_won) {
+            (Language::En, true) => "Every murderer was voted out: the civilians win.",
+            (Language::En, false) => "A murderer escaped: the murderers win.",
+            (Language::Zh, true) => "每一位凶手都被投出：平民获胜。",
+            (Language::Zh, false) => "有凶手逃脱：凶手获胜。",
+        }
+    }
+
     /// The LLM judge's system line.
     pub fn judge_persona(&self) -> &'static str {
         match self.0 {

@@ -26,8 +26,10 @@
 //! - **Winner**: the civilians win when a culprit has the most votes alone (a tie at the top goes to the
 //!   culprits, as in sleuth's ThinkThrice rule). Since only the accused receive votes, a culprit on top
 //!   was necessarily accused — the paper's "accused and most voted".
-//! - **Victory** is the reciprocal rank of the best-ranked culprit in the tally of every suspect (ties
-//!   share the mean rank), so averaging it over games gives the paper's MRR.
+//! - **Victory** is the reciprocal rank of the best-ranked culprit in the tally of every suspect, so
+//!   averaging it over games gives the paper's MRR. Ranks are whole, as in the published values: ties
+//!   in votes are broken by the summed suspicion − trust scores the players gave each suspect (as the
+//!   reference code does; a non-player, never scored, counts 0), then by name.
 //! - **Clues**: a clue can be investigated once; it is available from its act (stage) on, or from the
 //!   start when it has none. `clues_available` counts the clues available by the end of the game.
 
@@ -39,7 +41,8 @@ use serde_json::json;
 use crate::agent::{CharacterMsg, ClueChoice, Turn};
 use crate::game::driver::{Driver, PlayOutcome};
 use crate::game::result::{
-    reciprocal_rank, tally, thinkthrice_winner, vote_candidates, MirageOutcome,
+    reciprocal_rank, suspicion_minus_trust, tally, thinkthrice_winner, vote_candidates,
+    MirageOutcome,
 };
 use crate::game::run::Run;
 use crate::game::steps;
@@ -94,7 +97,7 @@ async fn play(s: MirageSettings, run: &mut Run<'_>) -> Result<PlayOutcome, GameE
     let culprits = run.culprits();
     let counts = tally(run.suspects().iter().map(String::as_str), &votes);
     let winner = thinkthrice_winner(&counts, &culprits);
-    out.victory = reciprocal_rank(&counts, &culprits);
+    out.victory = reciprocal_rank(&counts, &culprits, &suspicion_minus_trust(&out));
     steps::reveal(run, &counts, winner).await?;
     Ok(PlayOutcome {
         votes,
