@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sleuth::agent::Framework;
-use sleuth::game::{self, GameConfig, Protocol, ProtocolSettings};
+use sleuth::game::{Protocol, ProtocolSettings};
 
 use sleuth::script::import::mirage::{import_logged, Imported, MirageOptions};
 use sleuth::script::Script;
@@ -60,24 +60,8 @@ async fn play(script: Arc<Script>, gw: sleuth::llm::Gateway) {
         ..ProtocolSettings::default()
     };
     protocol.mirage.iterations = 2;
-    let config = GameConfig {
-        game_id: format!("full-{}", script.title),
-        seed: 1,
-        protocol,
-        framework: Framework::Mirage,
-        ..GameConfig::default()
-    };
     let title = script.title.clone();
-    let r = game::play(script.clone(), config, gw)
-        .await
-        .unwrap_or_else(|e| panic!("{title}: {e}"));
-    let suspects = script.suspect_names();
-    for (voter, target) in &r.votes {
-        assert!(
-            voter != target && suspects.contains(&target.as_str()),
-            "{title}: {voter} → {target}"
-        );
-    }
+    let r = common::play_and_check_votes(script.clone(), protocol, Framework::Mirage, gw).await;
     assert!(r.winner.is_some(), "{title}: no winner");
     assert!(r.mirage_scores.is_some(), "{title}: MIRAGE metrics");
 }

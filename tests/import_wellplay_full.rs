@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sleuth::agent::Framework;
-use sleuth::game::{self, GameConfig, Protocol, ProtocolSettings};
+use sleuth::game::{Protocol, ProtocolSettings};
 
 use sleuth::script::import::wellplay;
 use sleuth::script::{Category, Script};
@@ -58,30 +58,14 @@ async fn play(script: Arc<Script>, gw: sleuth::llm::Gateway) {
         ..ProtocolSettings::default()
     };
     protocol.wellplay.rounds = 1;
-    let config = GameConfig {
-        game_id: format!("full-{}", script.title),
-        seed: 1,
-        protocol,
-        framework: Framework::Player,
-        ..GameConfig::default()
-    };
     let title = script.title.clone();
-    let r = game::play(script.clone(), config, gw)
-        .await
-        .unwrap_or_else(|e| panic!("{title}: {e}"));
-    let suspects = script.suspect_names();
+    let r = common::play_and_check_votes(script.clone(), protocol, Framework::Player, gw).await;
     assert_eq!(
         r.votes.len(),
         script.characters.len(),
         "{title}: {:?}",
         r.votes
     );
-    for (voter, target) in &r.votes {
-        assert!(
-            voter != target && suspects.contains(&target.as_str()),
-            "{title}: {voter} → {target}"
-        );
-    }
     assert!(r.winner.is_some(), "{title}: no winner");
     let scored = script
         .choice

@@ -177,3 +177,32 @@ pub fn datasets() -> Option<PathBuf> {
     eprintln!("skipped: ../shared/datasets not found");
     None
 }
+
+/// Plays `script` once (seed 1, simulated model behind `gw`) and checks the vote every test of an
+/// imported set looks at first: each ballot names a suspect other than the voter.
+pub async fn play_and_check_votes(
+    script: std::sync::Arc<sleuth::script::Script>,
+    protocol: sleuth::game::ProtocolSettings,
+    framework: sleuth::agent::Framework,
+    gw: sleuth::llm::Gateway,
+) -> sleuth::game::GameResult {
+    let config = sleuth::game::GameConfig {
+        game_id: format!("full-{}", script.title),
+        seed: 1,
+        protocol,
+        framework,
+        ..sleuth::game::GameConfig::default()
+    };
+    let title = script.title.clone();
+    let r = sleuth::game::play(script.clone(), config, gw)
+        .await
+        .unwrap_or_else(|e| panic!("{title}: {e}"));
+    let suspects = script.suspect_names();
+    for (voter, target) in &r.votes {
+        assert!(
+            voter != target && suspects.contains(&target.as_str()),
+            "{title}: {voter} → {target}"
+        );
+    }
+    r
+}
