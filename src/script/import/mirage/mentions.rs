@@ -435,17 +435,7 @@ fn zh_name_before(chars: &[char], end: usize, known: &[Vec<char>]) -> Option<Str
         .iter()
         .rposition(|&c| !is_cjk(c))
         .map_or(0, |p| p + 1);
-    let run = &chars[start..end];
-    let best = known
-        .iter()
-        .filter(|k| run.ends_with(k))
-        .max_by_key(|k| k.len());
-    let name: &[char] = match best {
-        Some(k) => k,
-        None if (2..=4).contains(&run.len()) => run,
-        None => return None,
-    };
-    zh_plausible(name).then(|| name.iter().collect())
+    zh_name_in(&chars[start..end], known, |run, k| run.ends_with(k))
 }
 
 /// The Chinese name starting at `start`, by the same rule forwards.
@@ -454,10 +444,19 @@ fn zh_name_after(chars: &[char], start: usize, known: &[Vec<char>]) -> Option<St
         .iter()
         .position(|&c| !is_cjk(c))
         .map_or(chars.len(), |p| start + p);
-    let run = &chars[start..end];
+    zh_name_in(&chars[start..end], known, |run, k| run.starts_with(k))
+}
+
+/// The longest known name that `fits` the run, else the whole run when it is two to four long; kept if
+/// plausible.
+fn zh_name_in(
+    run: &[char],
+    known: &[Vec<char>],
+    fits: impl Fn(&[char], &[char]) -> bool,
+) -> Option<String> {
     let best = known
         .iter()
-        .filter(|k| run.starts_with(k))
+        .filter(|k| fits(run, k))
         .max_by_key(|k| k.len());
     let name: &[char] = match best {
         Some(k) => k,
