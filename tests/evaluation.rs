@@ -254,8 +254,11 @@ async fn mirage_judge_metrics_need_a_judge() {
     for (name, s) in &m.characters {
         let tii = s.tii.expect("every character was scored by the others");
         assert!((0.0..=1.0).contains(&tii), "{name}: {tii}");
-        assert!(s.cic.is_some(), "{name}");
     }
+    // CIC is the table's, not a character's: investigations of all characters / clues available.
+    let outcome = without.mirage.as_ref().expect("mirage outcome");
+    assert_eq!(m.cic, outcome.cic());
+    assert!(m.cic.is_some());
     let with = play(
         &script,
         config(BTreeMap::from([(

@@ -117,7 +117,7 @@ pub(super) fn print_summary(r: &GameResult, out: &Path) {
         let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
         println!();
         println!(
-            "MIRAGE metrics: TII {}  CIC {}  CIC (key) {}  ICI {}  SCI {}   (ICI/SCI judge: {})",
+            "MIRAGE metrics: TII (trust share) {}  CIC {}  CIC (key) {}  ICI {}  SCI {}   (ICI/SCI judge: {})",
             f(m.tii),
             f(m.cic),
             f(m.cic_key),

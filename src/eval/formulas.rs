@@ -3,8 +3,8 @@
 //! - MIRAGE (Appendix B and the detail tables of Appendix C): [`tii`], [`cic`], [`ici`], [`sci`], and
 //!   Victory as [`mean_reciprocal_rank`] of [`crate::eval::scores::reciprocal_rank`];
 //! - ThinkThrice (§6.5): [`informed_correct`];
-//! - PLAYER\* / WellPlay (§3 "Evaluation Metrics", Appendix B.3): [`wellplay_overall`] and
-//!   [`wellplay_category`].
+//! - PLAYER\* / WellPlay (§3 "Evaluation Metrics", Appendix B.3): [`wellplay_overall`],
+//!   [`wellplay_category`] and [`wellplay_voting`] (pooling over scripts).
 //!
 //! Scales: ratios (TII, CIC, reciprocal ranks, WellPlay scores) are fractions in [0, 1], like every
 //! accuracy in `result.json`; the papers print them ×100. ICI and SCI are on MIRAGE's 0-100 scale,
@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::stats::weighted_mean_std;
+use super::stats::{mean, std_dev, weighted_runs_mean_std, RunSummary};
 
 /// Maximum score a MIRAGE judge gives one ability (ICI) or role-playing (SCI): the ICI evaluation
 /// prompt (MIRAGE Table 23) asks for "an integer of [0, 20]", and Appendix C lists RP, RA, CC, DO and
@@ -179,27 +179,39 @@ fn judge_score(s: f64) -> f64 {
 }
 
 /// PLAYER\* overall WellPlay score over scripts (Appendix B.3): the weighted mean and weighted
-/// standard deviation of each script's score (awarded points / possible points, §3), weighted by the
-/// script's total possible points. Input: (score in [0, 1], possible points) per script.
+/// standard deviation of the scores (awarded points / possible points, §3), each script weighted by
+/// its total possible points. Input: per script, its evaluation runs summarised (mean ± sample std
+/// over the runs, as Table A3's per-script rows print them) and its possible points.
 ///
 /// Weighting by possible points makes the mean equal total awarded / total possible over all scripts,
-/// so a 184-point script counts more than a 40-point one. `None` as for [`weighted_mean_std`] (no
+/// so a 184-point script counts more than a 40-point one; Table A3 confirms it (its PP Overall
+/// .386 ± .057 comes out of the per-script rows with these weights, not with question counts:
+/// .389). The spread is B.3's over the runs ([`weighted_runs_mean_std`]). `None` as there (no
 /// scripts, no points, a negative or non-finite entry).
-pub fn wellplay_overall(per_script: &[(f64, f64)]) -> Option<(f64, f64)> {
-    weighted_mean_std(per_script)
+pub fn wellplay_overall(per_script: &[(RunSummary, f64)]) -> Option<(f64, f64)> {
+    weighted_runs_mean_std(per_script)
 }
 
 /// PLAYER\* per-category WellPlay accuracy over scripts (Appendix B.3): the weighted mean and
-/// weighted standard deviation of each script's accuracy on one question category (Objective,
-/// Reasoning or Relations), weighted by the number of questions of that category in the script.
-/// Input: (accuracy in [0, 1], questions of the category) per script. A script without questions of
-/// the category has weight 0 and does not count. `None` when no script has any.
-pub fn wellplay_category(per_script: &[(f64, usize)]) -> Option<(f64, f64)> {
-    let weighted: Vec<(f64, f64)> = per_script
+/// weighted standard deviation of the accuracy on one question category (Objective, Reasoning or
+/// Relations), each script weighted by its number of questions of that category. Input: per script,
+/// its runs' accuracy summarised and its question count. A script without questions of the category
+/// has weight 0 and does not count. `None` when no script has any.
+pub fn wellplay_category(per_script: &[(RunSummary, usize)]) -> Option<(f64, f64)> {
+    let weighted: Vec<(RunSummary, f64)> = per_script
         .iter()
         .map(|&(accuracy, questions)| (accuracy, questions as f64))
         .collect();
-    weighted_mean_std(&weighted)
+    weighted_runs_mean_std(&weighted)
+}
+
+/// PLAYER\* Voting over scripts (Table A3's Overall Voting row): the plain mean of the per-script win
+/// rates and their sample standard deviation ([`std_dev`], n − 1). B.3 weights only the question
+/// categories and the score; the published row is unweighted, and its spread is the n − 1 form
+/// (".074 ± .117" over the twelve scripts of the PP column; ÷ n would give .112). `None` for no
+/// scripts.
+pub fn wellplay_voting(per_script: &[f64]) -> Option<(f64, f64)> {
+    Some((mean(per_script)?, std_dev(per_script)?))
 }
 
 #[cfg(test)]
@@ -299,12 +311,21 @@ mod tests {
         assert!(close(sci(10.0, f64::NAN), 25.0));
     }
 
+    /// One run per script: the per-script value itself.
+    fn one(x: f64) -> RunSummary {
+        RunSummary {
+            mean: x,
+            std: 0.0,
+            runs: 1,
+        }
+    }
+
     #[test]
     fn wellplay_overall_weights_by_possible_points() {
         // Script 1: 0.5 of 100 points; script 2: 0.8 of 50 points.
         // Mean = (100·0.5 + 50·0.8)/150 = 90/150 = 0.6 (= 90 awarded of 150 possible);
         // var = (100·0.01 + 50·0.04)/150 = 3/150 = 0.02.
-        let (m, s) = wellplay_overall(&[(0.5, 100.0), (0.8, 50.0)]).unwrap();
+        let (m, s) = wellplay_overall(&[(one(0.5), 100.0), (one(0.8), 50.0)]).unwrap();
         assert!(close(m, 0.6));
         assert!(close(s * s, 0.02));
         assert_eq!(wellplay_overall(&[]), None);
@@ -314,9 +335,18 @@ mod tests {
     fn wellplay_category_weights_by_question_count() {
         // Objective accuracy 0.5 on a script with 2 objective questions, 0.8 with 1, and a script
         // with none (weight 0, ignored): mean 0.6, var 0.02 as in the stats hand case.
-        let (m, s) = wellplay_category(&[(0.5, 2), (0.8, 1), (0.0, 0)]).unwrap();
+        let (m, s) = wellplay_category(&[(one(0.5), 2), (one(0.8), 1), (one(0.0), 0)]).unwrap();
         assert!(close(m, 0.6));
         assert!(close(s * s, 0.02));
-        assert_eq!(wellplay_category(&[(0.3, 0)]), None);
+        assert_eq!(wellplay_category(&[(one(0.3), 0)]), None);
+    }
+
+    #[test]
+    fn wellplay_voting_is_unweighted_with_the_sample_std() {
+        // 0, 0, 1: mean 1/3, s² = (1/9 + 1/9 + 4/9)/2 = 1/3.
+        let (m, s) = wellplay_voting(&[0.0, 0.0, 1.0]).unwrap();
+        assert!(close(m, 1.0 / 3.0));
+        assert!(close(s * s, 1.0 / 3.0));
+        assert_eq!(wellplay_voting(&[]), None);
     }
 }

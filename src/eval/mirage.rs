@@ -1,8 +1,9 @@
 //! MIRAGE's metrics of one game (MIRAGE §2.4 and Appendix B), computed by the evaluator actor after a
 //! MIRAGE game: TII from the trust and suspicion scores the other characters gave, CIC from the clues
-//! each character investigated (all clues and key clues), and — with an LLM judge — ICI (four abilities
-//! scored 0-20) and SCI (role play scored 0-20, and ROUGE-L between each part of the character's script
-//! and the part as the judge reconstructs it from its behaviour, averaged over the parts). Formulas are in `formulas.rs` and `docs/metrics.md`.
+//! the characters investigated together (all clues and key clues), and — with an LLM judge — ICI (four
+//! abilities scored 0-20) and SCI (role play scored 0-20, and ROUGE-L between each part of the character's
+//! script and the part as the judge reconstructs it from its behaviour, averaged over the parts). Formulas
+//! are in `formulas.rs` and `docs/metrics.md`.
 //!
 //! Without an LLM judge, ICI and SCI are `None` rather than a lexical imitation: "how well did this
 //! player reason" has no honest string-overlap stand-in. `result.json`'s `judges.mirage` says so.
@@ -54,19 +55,8 @@ pub(super) async fn score(
     t: &mut Transcript,
     outcome: &MirageOutcome,
 ) -> Result<MirageScores, EvalError> {
-    let summed = |m: &BTreeMap<String, BTreeMap<String, Vec<f64>>>| {
-        m.iter()
-            .map(|(scorer, row)| {
-                let sums = row
-                    .iter()
-                    .map(|(scored, xs)| (scored.clone(), xs.iter().sum::<f64>()))
-                    .collect::<BTreeMap<String, f64>>();
-                (scorer.clone(), sums)
-            })
-            .collect::<BTreeMap<String, BTreeMap<String, f64>>>()
-    };
-    let trust = summed(&outcome.trust);
-    let suspicion = summed(&outcome.suspicion);
+    let trust = outcome.trust_sums();
+    let suspicion = outcome.suspicion_sums();
     let key: BTreeMap<&str, bool> = script
         .clues
         .iter()
@@ -81,19 +71,8 @@ pub(super) async fn score(
         .collect();
     let mut out = MirageScores::default();
     for c in &script.characters {
-        let found = outcome
-            .investigated
-            .get(&c.name)
-            .cloned()
-            .unwrap_or_default();
-        let key_found = found
-            .iter()
-            .filter(|id| key.get(id.as_str()).copied().unwrap_or(false))
-            .count();
         let mut s = MirageCharacterScores {
             tii: tii(&trust, &suspicion, &c.name),
-            cic: cic(found.len(), outcome.clues_available),
-            cic_key: cic(key_found, outcome.key_clues_available),
             ..MirageCharacterScores::default()
         };
         let actions: Vec<String> = history
@@ -182,8 +161,16 @@ pub(super) async fn score(
         super::stats::mean(&xs)
     };
     out.tii = avg(|s| s.tii);
-    out.cic = avg(|s| s.cic);
-    out.cic_key = avg(|s| s.cic_key);
+    // CIC as MIRAGE computes it: the whole table's investigations over the clues available, not a
+    // mean of per-character shares (that would divide the published value by the cast size).
+    out.cic = outcome.cic();
+    let key_found = outcome
+        .investigated
+        .values()
+        .flatten()
+        .filter(|id| key.get(id.as_str()).copied().unwrap_or(false))
+        .count();
+    out.cic_key = cic(key_found, outcome.key_clues_available);
     out.ici = avg(|s| s.ici);
     out.sci = avg(|s| s.sci);
     Ok(out)

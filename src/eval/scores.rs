@@ -87,7 +87,8 @@ pub struct MirageOutcome {
     /// Clues that could be investigated, and the key ones among them.
     pub clues_available: usize,
     pub key_clues_available: usize,
-    /// Scorer → scored → trust scores given after each open-conversation phase, in order (0..=1).
+    /// Scorer → scored → trust scores given after each open-conversation phase, in order, in 0..=1
+    /// (the MIRAGE agent scores 0-10 and divides by 10; `docs/metrics.md`).
     pub trust: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
     /// Scorer → scored → suspicion scores, likewise.
     pub suspicion: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
@@ -95,15 +96,75 @@ pub struct MirageOutcome {
     pub forced_exposure: bool,
 }
 
+impl MirageOutcome {
+    /// Clues investigated by all characters together.
+    pub fn investigations(&self) -> usize {
+        self.investigated.values().map(Vec::len).sum()
+    }
+
+    /// MIRAGE's CIC of this game (Appendix B.2 Eq. 2 as its tables compute it): clues investigated by
+    /// all characters / clues that could be investigated. Over several scripts the paper pools the
+    /// counts (Σ investigated / Σ available, `docs/metrics.md`), never averaging per-character or
+    /// per-game shares. `None` as for [`super::formulas::cic`].
+    pub fn cic(&self) -> Option<f64> {
+        super::formulas::cic(self.investigations(), self.clues_available)
+    }
+
+    /// Trust scores summed over phases: scorer → scored → sum (Eq. 1 is a ratio of sums).
+    pub fn trust_sums(&self) -> BTreeMap<String, BTreeMap<String, f64>> {
+        summed(&self.trust)
+    }
+
+    /// Suspicion scores summed over phases, likewise.
+    pub fn suspicion_sums(&self) -> BTreeMap<String, BTreeMap<String, f64>> {
+        summed(&self.suspicion)
+    }
+
+    /// TII as MIRAGE published it: per character, the suspicion the others gave it / (suspicion +
+    /// trust), averaged over the characters anybody scored — the reference code's `fii` and the
+    /// reading of the paper's tables (a higher value is *more* suspected; Table 3 calls the one rise
+    /// under forced exposure "increased suspicion"). Eq. 1 as printed is the trust share, 1 − this
+    /// per character ([`MirageCharacterScores::tii`]). `None` when nobody was scored.
+    pub fn suspicion_share(&self) -> Option<f64> {
+        let (trust, suspicion) = (self.trust_sums(), self.suspicion_sums());
+        let scored: std::collections::BTreeSet<&String> = trust
+            .values()
+            .chain(suspicion.values())
+            .flat_map(BTreeMap::keys)
+            .collect();
+        let shares: Vec<f64> = scored
+            .into_iter()
+            .filter_map(|c| super::formulas::tii(&suspicion, &trust, c))
+            .collect();
+        super::stats::mean(&shares)
+    }
+}
+
+fn summed(
+    m: &BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+) -> BTreeMap<String, BTreeMap<String, f64>> {
+    m.iter()
+        .map(|(scorer, row)| {
+            let sums = row
+                .iter()
+                .map(|(scored, xs)| (scored.clone(), xs.iter().sum::<f64>()))
+                .collect();
+            (scorer.clone(), sums)
+        })
+        .collect()
+}
+
 /// MIRAGE metrics of one character (MIRAGE Appendix B); ratios in 0..=1, ICI and SCI on 0..=100.
+///
+/// There is no per-character CIC: MIRAGE's CIC is the clues the whole table investigated over the
+/// clues available ([`MirageScores::cic`]); what each character investigated is in
+/// [`MirageOutcome::investigated`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MirageCharacterScores {
-    /// Trust Inclination Index: trust others gave this character / (trust + suspicion).
+    /// Trust Inclination Index as Eq. 1 prints it: trust others gave this character / (trust +
+    /// suspicion) — the *trust* share. MIRAGE's published numbers are the suspicion share, 1 − this
+    /// ([`MirageOutcome::suspicion_share`], `docs/metrics.md`).
     pub tii: Option<f64>,
-    /// Clues this character investigated / clues that could be investigated.
-    pub cic: Option<f64>,
-    /// The same over key clues only.
-    pub cic_key: Option<f64>,
     /// The judge's four ability scores (0-20): reasoning and analysis, communication and cooperation,
     /// detail observation, creative thinking.
     pub abilities: Option<[f64; 4]>,
@@ -117,13 +178,20 @@ pub struct MirageCharacterScores {
     pub sci: Option<f64>,
 }
 
-/// MIRAGE metrics of a game: per character and averaged over characters.
+/// MIRAGE metrics of a game: per character, and for the game.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MirageScores {
     pub characters: BTreeMap<String, MirageCharacterScores>,
+    /// Mean over characters of their `tii` (the trust share of Eq. 1).
     pub tii: Option<f64>,
+    /// Clue Investigation Capability as MIRAGE published it: clues investigated by all characters /
+    /// clues that could be investigated ([`MirageOutcome::cic`]). Results written before this
+    /// definition hold the mean of per-character shares here (the game's value ÷ the number of
+    /// characters); the report recomputes CIC from `mirage` instead of reading it.
     pub cic: Option<f64>,
+    /// The same over key clues only.
     pub cic_key: Option<f64>,
+    /// Means over characters.
     pub ici: Option<f64>,
     pub sci: Option<f64>,
 }

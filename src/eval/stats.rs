@@ -1,6 +1,7 @@
 //! Statistics over games and repeats: means, standard deviations, PLAYER\*'s weighted mean and
-//! standard deviation, and percentile-bootstrap confidence intervals (one arm, or two arms paired by
-//! game).
+//! standard deviation (over scripts, and over evaluation runs), means over scripts as MIRAGE pools
+//! its detail tables, and percentile-bootstrap confidence intervals (one arm, a mean over scripts, or
+//! two arms paired by game).
 //!
 //! Everything here is a pure function of its inputs (and of a seed, for the bootstrap), so a report
 //! computed twice from the same results is byte-for-byte the same. Sums run in index order: float
@@ -74,7 +75,8 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 /// rows: e.g. Objective ".233 ± .058" over three runs is {0.2, 0.2, 0.3}, whose n − 1 std is 0.0577
 /// (the ÷ n std would be 0.047); its Voting rows (".333 ± .471" = {0, 0, 1} ÷ n) use the other form,
 /// so the paper is not consistent and we follow its majority. Note that [`weighted_mean_std`] deliberately uses the ÷ Σw form,
-/// because PLAYER\* Appendix B.3 defines it that way.
+/// because PLAYER\* Appendix B.3 defines it that way; across scripts, Table A3's Voting rows are the
+/// n − 1 form again (".074 ± .117" over its twelve scripts).
 pub fn std_dev(xs: &[f64]) -> Option<f64> {
     let m = mean(xs)?;
     if xs.len() == 1 {
@@ -109,6 +111,183 @@ pub fn weighted_mean_std(xs: &[(f64, f64)]) -> Option<(f64, f64)> {
     // the variance can never come out negative.
     let var = xs.iter().map(|&(x, w)| w * (x - m) * (x - m)).sum::<f64>() / total;
     Some((m, var.sqrt()))
+}
+
+/// One evaluation run set of a script, summarised: the mean and sample standard deviation
+/// ([`std_dev`], n − 1) of its runs, and how many runs there were. This is what a per-script row of
+/// PLAYER\* Table A3 prints ("mean ± std" over the three evaluation runs), so the weighted rows can
+/// be computed from the per-script rows alone ([`weighted_runs_mean_std`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSummary {
+    pub mean: f64,
+    /// Sample standard deviation of the runs (0 for one run).
+    pub std: f64,
+    pub runs: usize,
+}
+
+impl RunSummary {
+    /// The summary of some runs; `None` for none.
+    pub fn of(xs: &[f64]) -> Option<RunSummary> {
+        Some(RunSummary {
+            mean: mean(xs)?,
+            std: std_dev(xs)?,
+            runs: xs.len(),
+        })
+    }
+}
+
+/// PLAYER\* Appendix B.3 over evaluation runs: the weighted mean and weighted standard deviation of
+/// every run of every script, each script carrying its weight wᵢ (question count of the category, or
+/// possible points for Overall) shared equally among its kᵢ runs:
+///
+/// x̄_w = Σᵢ wᵢ x̄ᵢ / Σᵢ wᵢ,   s_w² = Σᵢ wᵢ [(x̄ᵢ − x̄_w)² + sᵢ² (kᵢ − 1)/kᵢ] / Σᵢ wᵢ,
+///
+/// with x̄ᵢ and sᵢ the script's mean and sample std over its runs ((kᵢ − 1)/kᵢ turns sᵢ² back into the
+/// runs' ÷ kᵢ spread). This is B.3's formula, [`weighted_mean_std`], applied to the runs rather than
+/// to the per-script means — see `docs/metrics.md`: it is the reading that reproduces the paper's
+/// printed weighted std (Table A3, Overall rows of PP and OP: .057 and .072), which the per-script
+/// means alone (.053, .067) do not.
+///
+/// Why shared weights: B.3 weights a *script* by its question count; a script played in more games
+/// (more runs) is measured more precisely, not more important. The mean is therefore the weighted
+/// mean of the per-script means whatever the number of runs. With one run per script it is exactly
+/// [`weighted_mean_std`] of the per-script values.
+///
+/// `None` as for [`weighted_mean_std`]: no scripts, Σw = 0, a negative weight, a script without runs,
+/// or a non-finite entry.
+pub fn weighted_runs_mean_std(scripts: &[(RunSummary, f64)]) -> Option<(f64, f64)> {
+    if scripts.iter().any(|&(s, w)| {
+        !s.mean.is_finite() || !s.std.is_finite() || s.runs == 0 || !w.is_finite() || w < 0.0
+    }) {
+        return None;
+    }
+    let total: f64 = scripts.iter().map(|&(_, w)| w).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let m = scripts.iter().map(|&(s, w)| w * s.mean).sum::<f64>() / total;
+    let var = scripts
+        .iter()
+        .map(|&(s, w)| {
+            let k = s.runs as f64;
+            w * ((s.mean - m) * (s.mean - m) + s.std * s.std * (k - 1.0) / k)
+        })
+        .sum::<f64>()
+        / total;
+    Some((m, var.sqrt()))
+}
+
+/// One script's games for a mean over scripts: a value per game and the script's weight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Group<'a> {
+    pub values: &'a [f64],
+    pub weight: f64,
+}
+
+impl<'a> Group<'a> {
+    /// A group of weight 1 (a plain mean over scripts).
+    pub fn unweighted(values: &'a [f64]) -> Group<'a> {
+        Group {
+            values,
+            weight: 1.0,
+        }
+    }
+}
+
+/// The mean over scripts of each script's mean over its games, weighted: Σₛ wₛ x̄ₛ / Σₛ wₛ.
+///
+/// This is how MIRAGE pools its detail tables into the overall row (Table 11 → Table 2: every
+/// column is the mean of the eight per-script values, CIC the clues investigated over the clues of
+/// all scripts), so a script played in three games weighs as much as one played once — unlike a mean
+/// over games, which would let the most-played script dominate. Weights are 1 for a plain mean over
+/// scripts; CIC passes each script's clue count, which makes the result Σₛ CNₛ / Σₛ CAₛ
+/// (`docs/metrics.md`).
+///
+/// Scripts without values (none of their games measured it) and scripts of weight 0 do not count.
+/// `None` when no script counts, or for a negative or non-finite weight or value.
+pub fn mean_over_groups(groups: &[Group]) -> Option<f64> {
+    let groups = counting(groups)?;
+    let total: f64 = groups.iter().map(|g| g.weight).sum();
+    let sum: f64 = groups
+        .iter()
+        .map(|g| g.weight * g.values.iter().sum::<f64>() / g.values.len() as f64)
+        .sum();
+    Some(sum / total)
+}
+
+/// [`mean_over_groups`] with a percentile-bootstrap interval: a two-stage (cluster) bootstrap that
+/// draws as many scripts as there are, with replacement, then each drawn script's games with
+/// replacement, and takes the weighted mean of the drawn scripts' means; bounds as in
+/// [`bootstrap_mean`].
+///
+/// Why two stages: the estimate is a mean over scripts, so its uncertainty comes both from which
+/// scripts were played and from how their games fell. Resampling games alone would make a report of
+/// eight scripts played once each look exact; resampling scripts alone would ignore repeats. With one
+/// script it is the plain bootstrap over that script's games; with one game per script and equal
+/// weights, the plain bootstrap over scripts. `n` is the number of games. `None` as for
+/// [`mean_over_groups`], or for `resamples` 0 or a `level` not strictly between 0 and 1.
+pub fn bootstrap_over_groups(
+    groups: &[Group],
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Option<Interval> {
+    let estimate = mean_over_groups(groups)?;
+    if resamples == 0 || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let groups = counting(groups)?;
+    let n: usize = groups.iter().map(|g| g.values.len()).sum();
+    if n == 1 {
+        return Some(Interval {
+            estimate,
+            low: estimate,
+            high: estimate,
+            n,
+            level,
+        });
+    }
+    let s = groups.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut means: Vec<f64> = (0..resamples)
+        .map(|_| {
+            let (mut sum, mut total) = (0.0, 0.0);
+            for _ in 0..s {
+                let g = &groups[rng.gen_range(0..s)];
+                let k = g.values.len();
+                let drawn: f64 = (0..k).map(|_| g.values[rng.gen_range(0..k)]).sum();
+                sum += g.weight * drawn / k as f64;
+                total += g.weight;
+            }
+            sum / total
+        })
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let alpha = 1.0 - level;
+    Some(Interval {
+        estimate,
+        low: quantile_sorted(&means, alpha / 2.0),
+        high: quantile_sorted(&means, 1.0 - alpha / 2.0),
+        n,
+        level,
+    })
+}
+
+/// The groups that count towards a mean over groups (with values and a positive weight); `None` if
+/// any entry is meaningless or none counts.
+fn counting<'a>(groups: &[Group<'a>]) -> Option<Vec<Group<'a>>> {
+    if groups
+        .iter()
+        .any(|g| !g.weight.is_finite() || g.weight < 0.0 || g.values.iter().any(|x| !x.is_finite()))
+    {
+        return None;
+    }
+    let kept: Vec<Group> = groups
+        .iter()
+        .filter(|g| !g.values.is_empty() && g.weight > 0.0)
+        .copied()
+        .collect();
+    (!kept.is_empty()).then_some(kept)
 }
 
 /// Percentile-bootstrap confidence interval of the mean of `xs` (one observation per game).
@@ -271,6 +450,110 @@ mod tests {
             weighted_mean_std(&[(0.5, 0.0), (0.75, 4.0)]),
             Some((0.75, 0.0))
         );
+    }
+
+    #[test]
+    fn weighted_runs_is_b3_over_every_run() {
+        // Script A: runs 0.2, 0.4 (mean 0.3, sample s² = 0.02), weight 1; script B: one run 0.6,
+        // weight 1. x̄_w = (0.3 + 0.6)/2 = 0.45; s_w² = [(0.3 − 0.45)² + 0.02·½ + (0.6 − 0.45)²]/2
+        // = (0.0225 + 0.01 + 0.0225)/2 = 0.0275.
+        let a = RunSummary::of(&[0.2, 0.4]).unwrap();
+        let b = RunSummary::of(&[0.6]).unwrap();
+        let (m, s) = weighted_runs_mean_std(&[(a, 1.0), (b, 1.0)]).unwrap();
+        assert!(close(m, 0.45));
+        assert!(close(s * s, 0.0275));
+        // The same as B.3's formula over the runs, A's weight shared by its two runs.
+        let (m2, s2) = weighted_mean_std(&[(0.2, 0.5), (0.4, 0.5), (0.6, 1.0)]).unwrap();
+        assert!(close(m, m2) && close(s, s2));
+        // One run per script: B.3 over the per-script values.
+        let one = |x| RunSummary::of(&[x]).unwrap();
+        assert_eq!(
+            weighted_runs_mean_std(&[(one(0.5), 2.0), (one(0.8), 1.0)]),
+            weighted_mean_std(&[(0.5, 2.0), (0.8, 1.0)])
+        );
+        assert_eq!(weighted_runs_mean_std(&[]), None);
+        assert_eq!(weighted_runs_mean_std(&[(a, -1.0)]), None);
+        let none = RunSummary {
+            mean: 0.5,
+            std: 0.0,
+            runs: 0,
+        };
+        assert_eq!(weighted_runs_mean_std(&[(none, 1.0)]), None);
+    }
+
+    #[test]
+    fn a_mean_over_scripts_is_not_a_mean_over_games() {
+        // Script A won all three of its games, script B lost its only one: over games 3/4, over
+        // scripts (1 + 0)/2.
+        let a = [1.0, 1.0, 1.0];
+        let b = [0.0];
+        let groups = [Group::unweighted(&a), Group::unweighted(&b)];
+        assert_eq!(mean_over_groups(&groups), Some(0.5));
+        assert_eq!(mean(&[1.0, 1.0, 1.0, 0.0]), Some(0.75));
+        // Weighted by clue counts: A has 10 clues and its games found 2 and 4 (0.2, 0.4), B has 30
+        // and found 3 (0.1): (10·0.3 + 30·0.1)/40 = 0.15 = (mean 3 + 3 found)/(10 + 30 clues).
+        let a = [0.2, 0.4];
+        let b = [0.1];
+        let cic = [
+            Group {
+                values: &a,
+                weight: 10.0,
+            },
+            Group {
+                values: &b,
+                weight: 30.0,
+            },
+        ];
+        assert!(close(mean_over_groups(&cic).unwrap(), 0.15));
+        // Scripts without values do not count; nothing at all, or a bad weight, has no mean.
+        let empty: [f64; 0] = [];
+        assert_eq!(
+            mean_over_groups(&[Group::unweighted(&empty), Group::unweighted(&b)]),
+            Some(0.1)
+        );
+        assert_eq!(mean_over_groups(&[Group::unweighted(&empty)]), None);
+        assert_eq!(
+            mean_over_groups(&[Group {
+                values: &b,
+                weight: -1.0
+            }]),
+            None
+        );
+        assert_eq!(mean_over_groups(&[Group::unweighted(&[f64::NAN])]), None);
+    }
+
+    #[test]
+    fn bootstrap_over_scripts_resamples_scripts_and_games() {
+        let a = [1.0, 1.0, 1.0];
+        let b = [0.0];
+        let groups = [Group::unweighted(&a), Group::unweighted(&b)];
+        let iv = bootstrap_over_groups(&groups, 2_000, 0.95, 5).unwrap();
+        assert_eq!(iv.estimate, 0.5);
+        assert_eq!(iv.n, 4);
+        // Drawing A twice gives 1, B twice 0: the interval spans both.
+        assert_eq!((iv.low, iv.high), (0.0, 1.0));
+        assert_eq!(bootstrap_over_groups(&groups, 2_000, 0.95, 5), Some(iv));
+        // One script: only its games are resampled, and every resample mean stays in their range.
+        let xs = [0.13, 0.71, 0.29, 0.97];
+        let one = bootstrap_over_groups(&[Group::unweighted(&xs)], 2_000, 0.95, 1).unwrap();
+        assert!(
+            one.low >= 0.13 && one.high <= 0.97 && one.low < one.high,
+            "{one:?}"
+        );
+        // One game per script still has a spread (over scripts); one game in all has none.
+        let (p, q) = ([0.2], [0.6]);
+        let spread = bootstrap_over_groups(
+            &[Group::unweighted(&p), Group::unweighted(&q)],
+            2_000,
+            0.95,
+            1,
+        )
+        .unwrap();
+        assert!(spread.low < spread.high, "{spread:?}");
+        let single = bootstrap_over_groups(&[Group::unweighted(&p)], 2_000, 0.95, 1).unwrap();
+        assert_eq!((single.low, single.high, single.n), (0.2, 0.2, 1));
+        assert_eq!(bootstrap_over_groups(&groups, 0, 0.95, 1), None);
+        assert_eq!(bootstrap_over_groups(&groups, 10, 1.0, 1), None);
     }
 
     #[test]

@@ -199,7 +199,11 @@ impl Grouping {
             for &gi in &c.games {
                 let r = &games[gi].result;
                 by_arm
-                    .entry((r.script.clone(), script_digest(r).map(str::to_string), ci))
+                    .entry((
+                        r.script.clone(),
+                        script_digest(&games[gi]).map(str::to_string),
+                        ci,
+                    ))
                     .or_default()
                     .push(gi);
             }
@@ -242,11 +246,8 @@ impl Grouping {
 
 /// The script content digest a game's spec recorded; `None` for results without a spec (older
 /// games) or with an empty digest.
-pub fn script_digest(r: &GameResult) -> Option<&str> {
-    r.spec
-        .as_ref()
-        .map(|s| s.script.digest.as_str())
-        .filter(|d| !d.is_empty())
+pub fn script_digest(g: &GameRecord) -> Option<&str> {
+    g.script_digest.as_deref().filter(|d| !d.is_empty())
 }
 
 /// Hex digits of a digest shown in a script label, at least: enough to tell versions apart at a

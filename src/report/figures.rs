@@ -17,7 +17,7 @@ use super::metrics::{values, Bootstrap, Metric};
 use super::papers::{self, Measures};
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
-use crate::eval::stats::Interval;
+use crate::eval::stats::{self, Group, Interval};
 use crate::game::Protocol;
 
 /// The x axis: numbers, or named categories at 0, 1, 2, …
@@ -257,34 +257,63 @@ pub fn mirage_figure2(
     let mut series = Vec::new();
     for &ci in &conditions {
         let c = &g.conditions[ci];
-        let games: Vec<(&Timeline, usize, usize)> = c
-            .games
+        // Per script (arm): each game's timeline and clue counts.
+        let scripts: Vec<Vec<(&Timeline, usize, usize)>> = c
+            .arms
             .iter()
-            .filter_map(|gi| {
-                let m = g.games[*gi].result.mirage.as_ref()?;
-                Some((clues.get(gi)?, m.clues_available, m.key_clues_available))
+            .map(|&ai| {
+                g.arms[ai]
+                    .games
+                    .iter()
+                    .filter_map(|gi| {
+                        let m = g.games[*gi].result.mirage.as_ref()?;
+                        Some((clues.get(gi)?, m.clues_available, m.key_clues_available))
+                    })
+                    .collect()
             })
             .collect();
         let configured = c.key.setting_f64("iterations").map(|i| i.round() as u32);
-        let seen = games
+        let seen = scripts
             .iter()
+            .flatten()
             .filter_map(|(t, _, _)| t.last_iteration())
             .max();
         let iterations = configured.into_iter().chain(seen).max().unwrap_or(0);
         for (key_only, what) in [(false, "all clues"), (true, "key clues")] {
             let points: Vec<Point> = (1..=iterations)
                 .filter_map(|i| {
-                    let xs: Vec<f64> = games
+                    // CIC pooled over scripts as in MIRAGE Table 2: each script weighs by its clues.
+                    let per_script: Vec<(Vec<f64>, f64)> = scripts
                         .iter()
-                        .filter_map(|(t, all, key)| {
-                            let available = if key_only { *key } else { *all };
-                            formulas::cic(t.by_iteration(i, key_only), available)
+                        .map(|games| {
+                            let available = |&(_, all, key): &(&Timeline, usize, usize)| {
+                                if key_only {
+                                    key
+                                } else {
+                                    all
+                                }
+                            };
+                            let xs: Vec<f64> = games
+                                .iter()
+                                .filter_map(|game| {
+                                    formulas::cic(game.0.by_iteration(i, key_only), available(game))
+                                })
+                                .map(|x| x * 100.0)
+                                .collect();
+                            let n: Vec<f64> = games.iter().map(|g| available(g) as f64).collect();
+                            (xs, stats::mean(&n).unwrap_or(0.0))
                         })
-                        .map(|x| x * 100.0)
+                        .collect();
+                    let groups: Vec<Group> = per_script
+                        .iter()
+                        .map(|(values, weight)| Group {
+                            values,
+                            weight: *weight,
+                        })
                         .collect();
                     Some(Point {
                         x: f64::from(i),
-                        value: boot.mean(&xs)?,
+                        value: boot.over_scripts(&groups)?,
                     })
                 })
                 .collect();
@@ -309,7 +338,9 @@ pub fn mirage_figure2(
         title: "MIRAGE Figure 2 — CIC of clues and key clues across iterations".into(),
         caption: format!(
             "Clues investigated by the end of each iteration / clues available (×100), for all clues \
-             and for key clues; mean over games, whiskers the {} bootstrap interval.",
+             and for key clues, pooled over scripts as in Table 2 (investigations per game averaged \
+             within a script, then summed over scripts, over the scripts' clues); whiskers the {} \
+             bootstrap interval (scripts, then games, resampled).",
             super::tables::level_text(boot.level)
         ),
         x_label: "Iteration".into(),

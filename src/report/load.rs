@@ -24,6 +24,24 @@ pub struct GameRecord {
     pub result: GameResult,
     /// `transcript.jsonl` beside the result, when there is one.
     pub transcript: Option<PathBuf>,
+    /// The script's content digest, `spec.script.digest`, read from the raw JSON: the one field of
+    /// the spec the report needs, kept even when the spec as a whole no longer parses (`GameSpec`
+    /// rejects unknown fields so that a replay plays exactly what was recorded; a result from an
+    /// older or newer sleuth must still be reported). `None` for results without a spec.
+    pub script_digest: Option<String>,
+}
+
+impl GameRecord {
+    /// A record of `result` as read from `path`, its script digest taken from its parsed spec.
+    pub fn new(path: PathBuf, result: GameResult, transcript: Option<PathBuf>) -> GameRecord {
+        let script_digest = result.spec.as_ref().map(|s| s.script.digest.clone());
+        GameRecord {
+            path,
+            result,
+            transcript,
+            script_digest,
+        }
+    }
 }
 
 /// A `result.json` that was found but could not be used, and why.
@@ -93,10 +111,21 @@ pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let result: GameResult = serde_json::from_str(&text).map_err(|source| ReportError::Parse {
+    let parse_error = |source| ReportError::Parse {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut raw: serde_json::Value = serde_json::from_str(&text).map_err(parse_error)?;
+    // The spec is read loosely: only its script digest matters here, and a spec written by another
+    // version of sleuth (a field added or renamed) must not cost the report the whole game.
+    let spec = raw.as_object_mut().and_then(|o| o.remove("spec"));
+    let script_digest = spec
+        .as_ref()
+        .and_then(|s| s.pointer("/script/digest"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string);
+    let mut result: GameResult = serde_json::from_value(raw).map_err(parse_error)?;
+    result.spec = spec.and_then(|s| serde_json::from_value(s).ok());
     let transcript = path
         .parent()
         .map(|d| d.join(TRANSCRIPT_FILE))
@@ -105,6 +134,7 @@ pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
         path: path.to_path_buf(),
         result,
         transcript,
+        script_digest,
     })
 }
 

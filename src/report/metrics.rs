@@ -4,8 +4,7 @@
 //! reference has no vote, a WellPlay script no factual questions). Tables average these over the games
 //! of an arm or a condition, so each game weighs the same and the bootstrap can resample games.
 
-use crate::eval::formulas;
-use crate::eval::stats::{self, Interval};
+use crate::eval::stats::{self, Group, Interval};
 use crate::game::{GameResult, Winner};
 
 /// A per-game metric.
@@ -28,7 +27,8 @@ pub enum Metric {
     ChoiceScore,
     /// MIRAGE Victory: reciprocal rank of the culprit in the vote.
     Victory,
-    /// MIRAGE CIC: clues investigated / clues that could be investigated.
+    /// MIRAGE CIC of one game: clues investigated by all characters / clues that could be
+    /// investigated. Pooled over scripts as counts, not averaged ([`crate::eval::stats::Group`]).
     Cic,
 }
 
@@ -68,10 +68,7 @@ impl Metric {
             Metric::Relations => category(r, "relations").and_then(|t| t.accuracy()),
             Metric::ChoiceScore => r.choice.as_ref().and_then(|c| c.overall.score()),
             Metric::Victory => r.mirage.as_ref().map(|m| m.victory),
-            Metric::Cic => r.mirage.as_ref().and_then(|m| {
-                let investigated: usize = m.investigated.values().map(Vec::len).sum();
-                formulas::cic(investigated, m.clues_available)
-            }),
+            Metric::Cic => r.mirage.as_ref().and_then(|m| m.cic()),
         }
     }
 }
@@ -108,6 +105,12 @@ impl Bootstrap {
     /// Mean of `xs` with its percentile-bootstrap interval; `None` for no values.
     pub fn mean(&self, xs: &[f64]) -> Option<Interval> {
         stats::bootstrap_mean(xs, self.resamples, self.level, self.seed)
+    }
+
+    /// Weighted mean over scripts of their mean over games, with its two-stage bootstrap interval
+    /// ([`stats::bootstrap_over_groups`]); `None` when no script has a value.
+    pub fn over_scripts(&self, groups: &[Group]) -> Option<Interval> {
+        stats::bootstrap_over_groups(groups, self.resamples, self.level, self.seed)
     }
 }
 

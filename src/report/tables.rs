@@ -4,9 +4,12 @@
 //! - ThinkThrice Table 4: factual QA (Own, CQ, MQ, Others), civilian win rate and murderer detection
 //!   per condition, pooled over scripts, with bootstrap intervals over games.
 //! - PLAYER* Table A3: WellPlay voting and multiple-choice scores per script × method, mean ± std
-//!   over repeats, then per method the weighted mean ± std across scripts (Appendix B.3).
+//!   over repeats, then per method the weighted mean ± std across scripts (Appendix B.3, over the
+//!   evaluation runs).
 //! - PLAYER* Table A5: cost and tokens per script and phase (gameplay, evaluation), mean per game.
-//! - MIRAGE Table 2: tokens and requests, Victory, TII, CIC, ICI, SCI and parse failures per condition.
+//! - MIRAGE Table 2: tokens and requests, Victory, TII (suspicion share), CIC, ICI, SCI and parse
+//!   failures per condition, pooled over scripts as the paper pools Table 11 (means over scripts, CIC
+//!   as counts).
 //! - `paired`: two conditions compared on the same scripts and seeds.
 //!
 //! A table appears only when some game measured what it shows. A paper's table holds only games of
@@ -21,7 +24,7 @@ use super::metrics::{self, category, values, Bootstrap, Metric};
 use super::papers::{self, Measures};
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
-use crate::eval::stats;
+use crate::eval::stats::{self, Group, RunSummary};
 use crate::game::GameResult;
 use crate::game::MirageScores;
 use crate::game::Protocol;
@@ -196,9 +199,11 @@ pub fn choice(g: &Grouping, protocol: Protocol) -> Option<Table> {
          exactly right; Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± \
          sample std over the evaluation runs of the arm's games (PLAYER* evaluates 3 times, \
          `--eval-repeats`; a result without runs counts once); Voting: over games (seeds). Last rows: \
-         per method, the weighted mean ± weighted std across scripts of the per-script means (PLAYER* \
-         Appendix B.3: weights are the category's question count per script, the script's possible \
-         points for Overall; Voting unweighted). #QA: questions per evaluation of a game (summed over \
+         per method, PLAYER* Appendix B.3's weighted mean of the per-script means ± weighted std over \
+         every evaluation run (weights: the category's question count per script, the script's \
+         possible points for Overall, a script's weight shared among its runs, so scripts weigh the \
+         same however many games they had); Voting: mean ± sample std of the per-script win rates, \
+         unweighted, as the paper's Overall Voting row. #QA: questions per evaluation of a game (summed over \
          scripts in the last rows). — : not measured (PP and OP do not vote).",
         papers::win_rule(protocol)
     );
@@ -233,38 +238,35 @@ pub fn choice(g: &Grouping, protocol: Protocol) -> Option<Table> {
                 rs.iter().copied(),
             ))),
         ];
-        for (m, category) in A3 {
-            cells.push(Cell::MeanStd(metrics::mean_std(&repeat_values(
-                m, category, &rs,
-            ))));
-        }
+        cells.extend(
+            s.runs
+                .iter()
+                .map(|r| Cell::MeanStd(r.map(|r| (r.mean, r.std)))),
+        );
         t.push(cells, false);
         per_script.entry(arm.condition).or_default().push(s);
     }
     for (ci, scripts) in &per_script {
         let c = &g.conditions[*ci];
-        let voting: Vec<(f64, f64)> = scripts
-            .iter()
-            .filter_map(|s| s.voting.map(|v| (v, 1.0)))
-            .collect();
+        let voting: Vec<f64> = scripts.iter().filter_map(|s| s.voting).collect();
         let mut cells = vec![
             Cell::Text("All scripts (weighted)".into()),
             Cell::Text(c.method()),
             Cell::Number(Some(c.games.len() as f64)),
             Cell::Number(Some(scripts.iter().filter_map(|s| s.questions).sum())),
-            Cell::MeanStd(stats::weighted_mean_std(&voting)),
+            Cell::MeanStd(formulas::wellplay_voting(&voting)),
         ];
         for (i, (m, _)) in A3.iter().enumerate() {
             let v = if *m == Metric::ChoiceScore {
-                let xs: Vec<(f64, f64)> = scripts
+                let xs: Vec<(RunSummary, f64)> = scripts
                     .iter()
-                    .filter_map(|s| Some((s.score?, s.possible?)))
+                    .filter_map(|s| Some((s.runs[i]?, s.possible?)))
                     .collect();
                 formulas::wellplay_overall(&xs)
             } else {
-                let xs: Vec<(f64, usize)> = scripts
+                let xs: Vec<(RunSummary, usize)> = scripts
                     .iter()
-                    .filter_map(|s| Some((s.accuracy[i]?, s.category_questions[i])))
+                    .filter_map(|s| Some((s.runs[i]?, s.category_questions[i])))
                     .collect();
                 formulas::wellplay_category(&xs)
             };
@@ -296,11 +298,11 @@ fn repeat_values(m: Metric, category: &str, rs: &[&GameResult]) -> Vec<f64> {
 /// What one arm contributes to a method's weighted row in Table A3.
 struct ScriptScores {
     voting: Option<f64>,
-    /// Objective, reasoning, relations accuracy (mean over repeats).
-    accuracy: [Option<f64>; 3],
-    /// Their question counts per game.
+    /// Objective, reasoning, relations accuracy and the overall score over the evaluation runs of
+    /// the arm's games ([`A3`] order): the per-script cells, and the inputs of the weighted rows.
+    runs: [Option<RunSummary>; 4],
+    /// Question counts per game of the three categories.
     category_questions: [usize; 3],
-    score: Option<f64>,
     possible: Option<f64>,
     questions: Option<f64>,
 }
@@ -308,7 +310,6 @@ struct ScriptScores {
 impl ScriptScores {
     /// `repeats[i]`: how many times game i asked each question (its tallies sum over them).
     fn of(rs: &[&GameResult], repeats: &[u32]) -> ScriptScores {
-        let mean_of = |m: Metric| stats::mean(&values(m, rs.iter().copied()));
         // Every game asks the same questions; the mean guards against a result from another
         // version of the script without failing the table.
         let per_game = |f: &dyn Fn(&GameResult) -> Option<f64>| {
@@ -324,14 +325,9 @@ impl ScriptScores {
                 .map_or(0, |m| m.round() as usize)
         };
         ScriptScores {
-            voting: mean_of(Metric::CivilianWin),
-            accuracy: [
-                mean_of(Metric::Objective),
-                mean_of(Metric::Reasoning),
-                mean_of(Metric::Relations),
-            ],
+            voting: stats::mean(&values(Metric::CivilianWin, rs.iter().copied())),
+            runs: A3.map(|(m, name)| RunSummary::of(&repeat_values(m, name, rs))),
             category_questions: [count("objective"), count("reasoning"), count("relations")],
-            score: mean_of(Metric::ChoiceScore),
             possible: per_game(&|r| r.choice.as_ref().map(|c| f64::from(c.overall.possible))),
             questions: per_game(&|r| r.choice.as_ref().map(|c| c.overall.questions as f64)),
         }
@@ -429,8 +425,10 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
     Some(t)
 }
 
-/// MIRAGE Table 2 per condition, pooled over scripts: the MIRAGE protocol's games only (no other
-/// protocol records Victory or investigations).
+/// MIRAGE Table 2 per condition, pooled over scripts as the paper pools its per-script Table 11: every
+/// column the mean over scripts of the script's mean per game, CIC the clues investigated over the
+/// clues available of all scripts. The MIRAGE protocol's games only (no other protocol records
+/// Victory or investigations).
 pub fn mirage_table2(
     g: &Grouping,
     boot: &Bootstrap,
@@ -450,13 +448,14 @@ pub fn mirage_table2(
         "MIRAGE Table 2 — results per simulation",
         vec![
             Column::new("Model", "model", Kind::Text),
+            Column::new("Scripts", "scripts", Kind::Number(0)),
             Column::new("Games", "games", Kind::Number(0)),
             Column::new("Env tokens", "env_tokens", Kind::Number(0)),
             Column::new("Envs", "envs", Kind::Number(0)),
             Column::new("User tokens", "user_tokens", Kind::Number(0)),
             Column::new("Users", "users", Kind::Number(0)),
             Column::new("Victory", "victory", pct),
-            Column::new("TII", "tii", pct),
+            Column::new("TII (suspicion share)", "tii_suspicion", pct),
             Column::new("CIC", "cic", pct),
             Column::new("CIC key", "cic_key", pct),
             Column::new("ICI", "ici", pct),
@@ -465,68 +464,93 @@ pub fn mirage_table2(
         ],
     );
     t.note = format!(
-        "Games played under the mirage protocol. Mean per game, pooled over scripts; scores ×100 as in \
-         the paper, with {} bootstrap intervals over games. Env tokens / Envs: gameplay prompt tokens and calls; User tokens / Users: gameplay \
-         completion tokens and calls (sleuth does not split environment requests from player \
-         completions, so Envs = Users). Victory: reciprocal rank of the culprit in the vote (MRR). \
-         CIC: clues investigated / clues available; CIC key: the same for key clues, from the \
-         transcript. TII (trust / (trust + suspicion) others gave, ×100), ICI and SCI (judge scores, \
-         0-100) as the games recorded them; — where no game did. Parse failures: replies that could \
-         not be parsed, over gameplay and evaluation.",
+        "Games played under the mirage protocol. Pooled over scripts as MIRAGE pools its per-script \
+         results (Table 11 → Table 2): each value is the mean over scripts of the script's mean per \
+         game, so a script played in more games does not weigh more; CIC and CIC key pool the counts \
+         (clues investigated by all characters, summed over scripts / clues available, summed over \
+         scripts). Scores ×100 as in the paper, with {} bootstrap intervals (scripts, then each \
+         script's games, resampled). Env tokens / Envs: gameplay prompt tokens and calls; User tokens / \
+         Users: gameplay completion tokens and calls (sleuth does not split environment requests from \
+         player completions, so Envs = Users). Victory: reciprocal rank of the culprit in the vote \
+         (MRR). TII: the suspicion share, suspicion / (suspicion + trust) the others gave a character, \
+         averaged over characters — the convention of MIRAGE's published numbers and reference code \
+         (the paper's Eq. 1 prints the trust share, 1 − this); higher means more suspected. CIC key: \
+         key clues, from the transcript. ICI and SCI (judge scores, 0-100) as the games recorded them; \
+         — where no game did. Parse failures: replies that could not be parsed, over gameplay and \
+         evaluation.",
         level_text(boot.level)
     );
     for c in rows {
-        let rs: Vec<&GameResult> = g.results(&c.games).collect();
-        let mean_usage =
-            |f: fn(&GameResult) -> f64| stats::mean(&rs.iter().map(|r| f(r)).collect::<Vec<_>>());
-        let scaled = |m: Metric| {
-            let xs: Vec<f64> = values(m, rs.iter().copied())
-                .into_iter()
+        let arms: Vec<&Arm> = c.arms.iter().map(|&ai| &g.arms[ai]).collect();
+        // Per script (arm), the values its games measured.
+        let per_script = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<Vec<f64>> {
+            arms.iter()
+                .map(|a| a.games.iter().filter_map(|&gi| f(gi)).collect())
+                .collect()
+        };
+        let result = |gi: usize| &g.games[gi].result;
+        let number = |f: &dyn Fn(&GameResult) -> f64| {
+            stats::mean_over_groups(&unweighted(&per_script(&|gi| Some(f(result(gi))))))
+        };
+        let interval = |f: &dyn Fn(&GameResult) -> Option<f64>, scale: f64| {
+            boot.over_scripts(&unweighted(&per_script(&|gi| {
+                f(result(gi)).map(|x| x * scale)
+            })))
+        };
+        // CIC pools counts: each script weighs by its clues, so the weighted mean of the games'
+        // CIC is (mean clues investigated, summed over scripts) / (clues, summed over scripts).
+        let pooled = |key_only: bool| {
+            let found = per_script(&|gi| {
+                let m = result(gi).mirage.as_ref()?;
+                if key_only {
+                    // From the transcript's clue events: result.json does not say which were key.
+                    formulas::cic(clues.get(&gi)?.total(true), m.key_clues_available)
+                } else {
+                    m.cic()
+                }
                 .map(|x| x * 100.0)
-                .collect();
-            boot.mean(&xs)
-        };
-        // CIC key from the transcript's clue events, on the same reading as CIC (clues investigated
-        // by all characters / clues available: the paper's per-model Table 2 numbers). A game's own
-        // `cic_key` is a mean over characters — another reading — so it is not mixed in.
-        let key_cic: Vec<f64> = c
-            .games
-            .iter()
-            .filter_map(|gi| {
-                let m = g.games[*gi].result.mirage.as_ref()?;
-                formulas::cic(clues.get(gi)?.total(true), m.key_clues_available)
-            })
-            .map(|x| x * 100.0)
-            .collect();
-        let judged = |f: fn(&MirageScores) -> Option<f64>, scale: f64| {
-            let xs: Vec<f64> = c
-                .games
+            });
+            let available = per_script(&|gi| {
+                let m = result(gi).mirage.as_ref()?;
+                let n = if key_only {
+                    clues.get(&gi).map(|_| m.key_clues_available)?
+                } else {
+                    m.clues_available
+                };
+                Some(n as f64)
+            });
+            let groups: Vec<Group> = found
                 .iter()
-                .filter_map(|gi| f(g.games[*gi].result.mirage_scores.as_ref()?))
-                .map(|x| x * scale)
+                .zip(&available)
+                .map(|(values, n)| Group {
+                    values,
+                    weight: stats::mean(n).unwrap_or(0.0),
+                })
                 .collect();
-            boot.mean(&xs)
+            boot.over_scripts(&groups)
         };
-        let calls = mean_usage(|r| r.usage_by_phase.gameplay.calls as f64);
+        let judged = |f: fn(&MirageScores) -> Option<f64>| {
+            interval(&|r: &GameResult| f(r.mirage_scores.as_ref()?), 1.0)
+        };
+        let calls = number(&|r| r.usage_by_phase.gameplay.calls as f64);
         t.push(
             vec![
                 Cell::Text(c.method()),
+                Cell::Number(Some(arms.len() as f64)),
                 Cell::Number(Some(c.games.len() as f64)),
-                Cell::Number(mean_usage(|r| {
-                    r.usage_by_phase.gameplay.prompt_tokens as f64
-                })),
+                Cell::Number(number(&|r| r.usage_by_phase.gameplay.prompt_tokens as f64)),
                 Cell::Number(calls),
-                Cell::Number(mean_usage(|r| {
+                Cell::Number(number(&|r| {
                     r.usage_by_phase.gameplay.completion_tokens as f64
                 })),
                 Cell::Number(calls),
-                Cell::MeanCi(scaled(Metric::Victory)),
-                Cell::MeanCi(judged(|m| m.tii, 100.0)),
-                Cell::MeanCi(scaled(Metric::Cic)),
-                Cell::MeanCi(boot.mean(&key_cic)),
-                Cell::MeanCi(judged(|m| m.ici, 1.0)),
-                Cell::MeanCi(judged(|m| m.sci, 1.0)),
-                Cell::Number(mean_usage(|r| r.usage.parse_failures as f64)),
+                Cell::MeanCi(interval(&|r| Metric::Victory.of(r), 100.0)),
+                Cell::MeanCi(interval(&|r| r.mirage.as_ref()?.suspicion_share(), 100.0)),
+                Cell::MeanCi(pooled(false)),
+                Cell::MeanCi(pooled(true)),
+                Cell::MeanCi(judged(|m| m.ici)),
+                Cell::MeanCi(judged(|m| m.sci)),
+                Cell::Number(number(&|r| r.usage.parse_failures as f64)),
             ],
             false,
         );
@@ -578,7 +602,7 @@ pub fn paired(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
             let mut m = BTreeMap::new();
             for &gi in &c.games {
                 let r = &g.games[gi].result;
-                let version = script_digest(r).map(str::to_string);
+                let version = script_digest(&g.games[gi]).map(str::to_string);
                 m.entry((r.script.clone(), version, r.seed)).or_insert(gi);
             }
             m
@@ -624,6 +648,11 @@ pub fn paired(g: &Grouping, boot: &Bootstrap) -> Option<Table> {
         }
     }
     (!t.rows.is_empty()).then_some(t)
+}
+
+/// Per-script values as groups of weight 1, for a plain mean over scripts.
+fn unweighted(per_script: &[Vec<f64>]) -> Vec<Group<'_>> {
+    per_script.iter().map(|v| Group::unweighted(v)).collect()
 }
 
 /// "95%" for 0.95.

@@ -8,6 +8,8 @@ use super::*;
 use crate::game::{ChoiceScores, ChoiceTally, GameResult, MirageOutcome, Winner};
 
 mod labels;
+mod pooling;
+mod published;
 
 /// A WellPlay game on `script` with `framework`: civilians win, one vote cast for the murderer, no
 /// question scores yet.
@@ -43,11 +45,11 @@ fn usage(calls: u64, cost: f64) -> Value {
 }
 
 fn record(r: GameResult) -> GameRecord {
-    GameRecord {
-        path: PathBuf::from(format!("runs/{}/result.json", r.game_id)),
-        result: r,
-        transcript: None,
-    }
+    GameRecord::new(
+        PathBuf::from(format!("runs/{}/result.json", r.game_id)),
+        r,
+        None,
+    )
 }
 
 fn with_setting(mut r: GameResult, key: &str, v: Value) -> GameResult {
@@ -221,15 +223,18 @@ fn table_a3_gives_mean_and_std_per_script_and_weighted_rows_across_scripts() {
     assert_eq!(text(&t, 1, "#QA"), "5");
     // One repeat has no spread.
     assert_eq!(mean_std(&t, 2, "Objective"), Some((1.0, 0.0)));
-    // Weighted objective across scripts: Inn 0.5 with 1 question, Villa 1.0 with 2:
-    // mean 2.5/3, var (1·(0.5 − 5/6)² + 2·(1 − 5/6)²)/3 = (1/9 + 2/36)/3 = 1/18.
+    // Weighted objective across scripts (B.3 over the runs): Inn runs 1, 0 (mean 0.5, their ÷ n
+    // spread 1/4) with 1 question, Villa run 1 with 2: mean 2.5/3, var (1·((0.5 − 5/6)² + 1/4) +
+    // 2·(1 − 5/6)²)/3 = (4/36 + 9/36 + 2/36)/3 = 5/36.
     let (m, s) = mean_std(&t, 4, "Objective").unwrap();
-    assert!(close(m, 2.5 / 3.0) && close(s * s, 1.0 / 18.0), "{m} {s}");
+    assert!(close(m, 2.5 / 3.0) && close(s * s, 5.0 / 36.0), "{m} {s}");
     // Weighted overall: Inn 29/48 of 24 points, Villa 1.0 of 27: (14.5 + 27) / 51.
     let (m, _) = mean_std(&t, 4, "Overall").unwrap();
     assert!(close(m, 41.5 / 51.0), "{m}");
-    // Voting across scripts, unweighted: Inn 0.5, Villa 1.0 → 0.75 ± 0.25 (÷ n, as B.3).
-    assert_eq!(mean_std(&t, 4, "Voting"), Some((0.75, 0.25)));
+    // Voting across scripts, unweighted: Inn 0.5, Villa 1.0 → 0.75 ± √(2·0.25²/1) (n − 1, as the
+    // paper's Overall Voting row).
+    let (v, vs) = mean_std(&t, 4, "Voting").unwrap();
+    assert!(close(v, 0.75) && close(vs, 0.125f64.sqrt()), "{v} {vs}");
     assert_eq!(
         text(&t, 4, "#QA"),
         "9",
@@ -428,8 +433,8 @@ fn mirage_table2_and_figure2_come_from_results_and_transcripts() {
     assert!(close(interval(t2, 0, "CIC").unwrap().estimate, 75.0));
     assert!(close(interval(t2, 0, "CIC key").unwrap().estimate, 100.0));
     assert!(close(interval(t2, 0, "Victory").unwrap().estimate, 50.0));
-    for later in ["TII", "ICI", "SCI"] {
-        assert_eq!(text(t2, 0, later), "—", "{later} is not computed yet");
+    for later in ["TII (suspicion share)", "ICI", "SCI"] {
+        assert_eq!(text(t2, 0, later), "—", "{later}: nothing scored or judged");
     }
     let f = report.figure("mirage_figure2").expect("figure 2");
     let curve = |name: &str| -> Vec<f64> {
@@ -467,11 +472,11 @@ fn judged_mirage_metrics_show_when_games_recorded_them() {
         Bootstrap::default(),
     );
     let t2 = report.table("mirage_table2").expect("table 2");
-    // TII is a fraction (×100 in the table); ICI and SCI are already on 0-100.
-    let tii = interval(t2, 0, "TII").unwrap();
-    assert!(close(tii.estimate, 70.0) && tii.n == 2, "{tii:?}");
+    // ICI and SCI are already on 0-100. TII is not read from `mirage_scores` (Eq. 1's trust share)
+    // but computed from the scores themselves, which these games did not record.
     assert!(close(interval(t2, 0, "ICI").unwrap().estimate, 75.0));
     assert!(close(interval(t2, 0, "SCI").unwrap().estimate, 50.0));
+    assert_eq!(text(t2, 0, "TII (suspicion share)"), "—");
     assert!(close(interval(t2, 0, "CIC key").unwrap().estimate, 0.0));
 }
 

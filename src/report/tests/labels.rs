@@ -246,3 +246,40 @@ fn results_without_a_spec_load_and_pool_only_with_each_other() {
     let known = g.arms.iter().find(|a| a.digest.is_some()).expect("known");
     assert_eq!(known.script_label, "Inn @ababab");
 }
+
+#[test]
+fn a_spec_from_another_sleuth_still_loads_with_its_digest() {
+    // `GameSpec` rejects unknown fields (a replay must play exactly what was recorded); the report
+    // needs only the script digest, so a spec with a field this sleuth does not know — or without
+    // one it expects — must not cost it the game.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let digest = "cd".repeat(32);
+    let mut v =
+        serde_json::to_value(with_digest(result("Inn", "player", 1), &digest)).expect("json");
+    v["spec"]["a_setting_from_the_future"] = json!(3);
+    v["spec"]["script"]["source_url"] = json!("https://example.org/inn");
+    let newer = dir.path().join("newer.json");
+    std::fs::write(&newer, v.to_string()).expect("written");
+    if let Some(spec) = v["spec"].as_object_mut() {
+        spec.remove("a_setting_from_the_future");
+        spec.remove("seed");
+    }
+    let older = dir.path().join("older.json");
+    std::fs::write(&older, v.to_string()).expect("written");
+    for path in [newer, older] {
+        let g = load::read_game(&path).expect("loads");
+        assert_eq!(g.script_digest.as_deref(), Some(digest.as_str()));
+        assert!(
+            g.result.spec.is_none(),
+            "a spec that does not parse is dropped"
+        );
+        assert_eq!(arms::script_digest(&g), Some(digest.as_str()));
+    }
+    // A spec that parses is kept.
+    let same = dir.path().join("same.json");
+    let v = serde_json::to_value(with_digest(result("Inn", "player", 2), &digest)).expect("json");
+    std::fs::write(&same, v.to_string()).expect("written");
+    let g = load::read_game(&same).expect("loads");
+    assert!(g.result.spec.is_some());
+    assert_eq!(g.script_digest.as_deref(), Some(digest.as_str()));
+}
