@@ -14,6 +14,8 @@ pub mod questions;
 pub mod report;
 pub mod rules;
 pub mod script;
+pub mod store;
+pub mod sweep;
 pub mod telemetry;
 pub mod text;
 pub mod transcript;

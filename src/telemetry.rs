@@ -16,10 +16,14 @@ pub const LLM_COST: &str = "sleuth_llm_cost_microusd_total";
 pub const LLM_RETRIES: &str = "sleuth_llm_retries_total";
 pub const LLM_PARSE_FAILURES: &str = "sleuth_llm_parse_failures_total";
 pub const LLM_IN_FLIGHT: &str = "sleuth_llm_requests_in_flight";
+pub const LLM_CACHE_HITS: &str = "sleuth_llm_cache_hits_total";
 pub const GAMES: &str = "sleuth_games_total";
 pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
 pub const STAGE_DURATION: &str = "sleuth_game_stage_duration_seconds";
 pub const MEMORY_RECORDS: &str = "sleuth_memory_records_total";
+pub const GATEWAY_RESTARTS: &str = "sleuth_node_gateway_restarts_total";
+pub const SWEEP_GAMES: &str = "sleuth_sweep_games";
+pub const SWEEP_BUDGET_USD: &str = "sleuth_sweep_budget_usd";
 
 /// Buckets for LLM latency: from a local mock (milliseconds) to a slow hosted model (a minute).
 const LATENCY_BUCKETS: &[f64] = &[
@@ -71,9 +75,14 @@ pub fn describe() {
     describe_counter!(
         LLM_TOKENS,
         Unit::Count,
-        "Tokens used by LLM calls, by model, phase and kind (prompt, completion, cached)."
+        "Tokens of LLM calls, by model, phase, framework, arm, kind (prompt, completion, cached) and source (live: paid for; cache: replayed at no cost)."
     );
-    describe_counter!(LLM_COST, "Cost of LLM calls in millionths of a US dollar, by model and phase, from the pricing table.");
+    describe_counter!(LLM_COST, "Cost of live LLM calls in millionths of a US dollar, by model, phase, framework and arm, from the pricing table.");
+    describe_counter!(
+        LLM_CACHE_HITS,
+        Unit::Count,
+        "LLM calls answered from the content-addressed cache (at no cost), by model, phase, framework and arm."
+    );
     describe_counter!(
         LLM_RETRIES,
         Unit::Count,
@@ -99,6 +108,20 @@ pub fn describe() {
         STAGE_DURATION,
         Unit::Seconds,
         "Wall time of each game stage, by protocol and stage."
+    );
+    describe_counter!(
+        GATEWAY_RESTARTS,
+        Unit::Count,
+        "Times the node supervisor restarted a dead LLM gateway."
+    );
+    describe_gauge!(
+        SWEEP_GAMES,
+        Unit::Count,
+        "Games of the running sweep by state (queued, in_flight, done, failed, interrupted)."
+    );
+    describe_gauge!(
+        SWEEP_BUDGET_USD,
+        "The running sweep's budget in US dollars (absent without one)."
     );
     describe_counter!(
         MEMORY_RECORDS,

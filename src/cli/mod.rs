@@ -14,6 +14,7 @@ mod report;
 mod script;
 mod stats;
 mod summary;
+mod sweep;
 
 use anyhow::Result;
 use clap::parser::ValueSource;
@@ -26,6 +27,7 @@ pub use play::PlayArgs;
 pub use questions::{GenerateArgs, QuestionsCommand};
 pub use report::ReportArgs;
 pub use script::{summary, ScriptCommand};
+pub use sweep::SweepCommand;
 
 /// sleuth: plays LLM murder-mystery games (Jubensha) and evaluates the agents.
 #[derive(Debug, Parser)]
@@ -53,6 +55,9 @@ pub enum Command {
     Import(ImportCommand),
     /// Tables and figures of the papers (Markdown, HTML, CSV, PNG, SVG) from finished games.
     Report(ReportArgs),
+    /// Many games from one sweep file: plan it, run it (resumably), see where it stands.
+    #[command(subcommand)]
+    Sweep(SweepCommand),
 }
 
 impl Cli {
@@ -91,6 +96,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Questions(QuestionsCommand::Generate(args)) => questions::generate(*args).await,
         Command::Import(cmd) => import::run(cmd),
         Command::Report(args) => report::run(&args),
+        Command::Sweep(cmd) => sweep::run(cmd).await,
     }
 }
 

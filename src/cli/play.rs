@@ -311,6 +311,8 @@ fn spec_from_flags(a: &PlayArgs) -> Result<(GameSpec, Arc<Script>)> {
             .as_deref()
             .map(|p| p.to_string_lossy().into_owned()),
         provider: a.llm.endpoint(),
+        murderer_model: None,
+        endpoints: Default::default(),
     };
     super::check_ranges(&spec)?;
     Ok((spec, Arc::new(script)))

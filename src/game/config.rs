@@ -63,6 +63,11 @@ pub struct GameConfig {
     /// …except the murderers', when set (PLAYER* keeps the murderer's framework fixed across arms).
     pub murderer_framework: Option<Framework>,
     pub agent: AgentConfig,
+    /// The murderers' model, when it differs from everyone else's (`agent.model`).
+    pub murderer_model: Option<String>,
+    /// Model name → the endpoint that answers it, for games whose models live at different
+    /// endpoints (a sweep's models table); empty when one provider answers every model.
+    pub endpoints: BTreeMap<String, super::EndpointSpec>,
     /// The default judge of every metric.
     pub judge: JudgeChoice,
     /// Metric (`factual`, `rationale`, `mirage`) → LLM judge model, replacing the default for it.
@@ -100,6 +105,8 @@ impl Default for GameConfig {
             framework: Framework::ThinkThrice,
             murderer_framework: None,
             agent: AgentConfig::default(),
+            murderer_model: None,
+            endpoints: BTreeMap::new(),
             judge: JudgeChoice::default(),
             judge_overrides: Default::default(),
             eval_repeats: 3,
@@ -131,6 +138,17 @@ impl GameConfig {
         match self.murderer_framework {
             Some(f) if script.is_murderer(character) => f,
             _ => self.framework,
+        }
+    }
+
+    /// A character's agent settings: everyone's, with the murderers' model for a murderer.
+    pub fn agent_of(&self, script: &Script, character: &str) -> AgentConfig {
+        match &self.murderer_model {
+            Some(m) if script.is_murderer(character) => AgentConfig {
+                model: m.clone(),
+                ..self.agent.clone()
+            },
+            _ => self.agent.clone(),
         }
     }
 

@@ -32,7 +32,7 @@ pub use result::{
     vote_order, vote_rank, CaseVote, ChoiceScores, ChoiceTally, FactualScores, GameResult,
     MajorityOutcome, MirageCharacterScores, MirageOutcome, MirageScores, PhaseUsage, Winner,
 };
-pub use spec::{GameSpec, ProviderSpec, ScriptRef, SpecError};
+pub use spec::{EndpointSpec, GameSpec, ProviderSpec, ScriptRef, SpecError};
 
 use crate::agent::{AgentError, CharacterMsg, Framework, PromptError, Prompts, RequestError, Turn};
 pub use crate::eval::Judges;

@@ -66,6 +66,20 @@ pub struct ProviderSpec {
     pub base_url: Option<String>,
 }
 
+/// One model's endpoint, for games whose models live at different endpoints. The API key is never
+/// recorded, only the name of the variable that holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSpec {
+    /// `simulated` or `openai`.
+    pub provider: String,
+    pub base_url: Option<String>,
+    /// The model id the endpoint knows; the name itself when `None`.
+    pub model: Option<String>,
+    /// The environment variable holding the key.
+    pub api_key_env: Option<String>,
+}
+
 /// serde's mirror of [`AgentConfig`], which lives with the agents: it lists every agent setting so the
 /// compiler refuses a new one until the spec records it.
 #[derive(Serialize, Deserialize)]
@@ -103,6 +117,13 @@ pub struct GameSpec {
     /// Prompt templates replacing the built-in ones, as the user named the directory.
     pub prompts_dir: Option<String>,
     pub provider: ProviderSpec,
+    /// The murderers' model, when it differs (absent from specs that have none, so their digests
+    /// are those of specs written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub murderer_model: Option<String>,
+    /// Model name → endpoint, when models live at different endpoints (a sweep's models table).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub endpoints: BTreeMap<String, EndpointSpec>,
 }
 
 /// Two specs are equal when they record the same settings, i.e. when their canonical JSON (what the
@@ -158,6 +179,8 @@ impl GameSpec {
             language,
             prompts_dir,
             provider,
+            murderer_model,
+            endpoints,
         } = self.clone();
         GameConfig {
             seed,
@@ -174,6 +197,8 @@ impl GameSpec {
             prompts_dir: prompts_dir.map(PathBuf::from),
             script_path: script.path.map(PathBuf::from),
             base_url: provider.base_url,
+            murderer_model,
+            endpoints,
             ..GameConfig::default()
         }
     }
@@ -190,6 +215,8 @@ impl GameConfig {
             framework,
             murderer_framework,
             agent,
+            murderer_model,
+            endpoints,
             judge,
             judge_overrides,
             eval_repeats,
@@ -222,6 +249,8 @@ impl GameConfig {
                 name: provider.to_string(),
                 base_url,
             },
+            murderer_model,
+            endpoints,
         }
     }
 }

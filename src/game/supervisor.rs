@@ -100,7 +100,7 @@ impl Actor for GameActor {
                 protocol,
                 view: CharacterView::of(&args.script, &c.name)?,
                 omniscient: (framework == Framework::Op).then(|| OmniscientView::of(&args.script)),
-                config: args.config.agent.clone(),
+                config: args.config.agent_of(&args.script, &c.name),
                 gateway: args.gateway.clone(),
                 memory: memory.clone(),
                 prompts,

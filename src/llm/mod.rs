@@ -12,7 +12,11 @@ pub mod simulated;
 pub mod tokens;
 mod types;
 
-pub use gateway::{backoff, ChatOutcome, EmbedOutcome, Gateway, GatewayConfig, LlmError};
+pub use gateway::{
+    backoff, chat_key, embed_key, Budget, BudgetExceeded, BudgetLimits, CallScope, CallTally,
+    ChatOutcome, EmbedOutcome, FairSemaphore, Gateway, GatewayActor, GatewayConfig, GatewayMsg,
+    GatewayParts, GatewayState, Ledger, LimitSettings, LlmError, ModelLimits, Route, Router, Spent,
+};
 pub use openai::{parse_retry_after, OpenAiProvider, OpenAiSettings, DEFAULT_KEY_ENV};
 pub use pricing::{ModelPrice, Pricing, PricingError};
 pub use provider::{EmbedResponse, Provider, ProviderError, SharedProvider, SimulatedProvider};

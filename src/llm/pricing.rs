@@ -95,6 +95,11 @@ impl Pricing {
         Ok(Pricing { models: f.models })
     }
 
+    /// Sets (or replaces) the price of `model`: a sweep's models table prices its own models.
+    pub fn set(&mut self, model: impl Into<String>, price: ModelPrice) {
+        self.models.insert(model.into(), price);
+    }
+
     /// The price of a model, if the table has it.
     pub fn price(&self, model: &str) -> Option<ModelPrice> {
         self.models.get(model).copied()

@@ -58,6 +58,8 @@ fn spec() -> GameSpec {
             name: "simulated".into(),
             base_url: None,
         },
+        murderer_model: None,
+        endpoints: BTreeMap::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::ledger::CallScope;
 use crate::llm::pricing::Pricing;
 use crate::llm::provider::EmbedResponse;
 use crate::llm::tokens;
@@ -33,11 +34,13 @@ pub(super) fn embed_tokens(inputs: &[String], resp: &EmbedResponse) -> TokenUsag
     }
 }
 
-/// Adds one answered attempt to the call's usage, priced, and to the token and cost metrics.
+/// Adds one answered attempt to the call's usage, priced, and to the token and cost metrics (live:
+/// paid for).
 pub(super) fn account(
     pricing: &Pricing,
     model: &str,
     tags: &CallTags,
+    scope: &CallScope,
     tu: TokenUsage,
     usage: &mut Usage,
 ) {
@@ -47,17 +50,33 @@ pub(super) fn account(
     usage.completion_tokens += tu.completion_tokens;
     usage.cached_tokens += tu.cached_tokens;
     usage.cost_usd += cost;
-    let phase = tags.phase.as_str();
+    count_tokens(model, tags, scope, tu, "live");
+    // The metrics facade has integer counters only: cost is counted in micro-dollars.
+    metrics::counter!(tm::LLM_COST, "model" => model.to_string(), "phase" => tags.phase.as_str(), "framework" => tags.framework.clone(), "arm" => scope.arm.clone())
+        .increment((cost * 1e6).round() as u64);
+}
+
+/// Tokens by model, phase, framework, arm, kind (prompt, completion, cached) and source (live, cache).
+fn count_tokens(
+    model: &str,
+    tags: &CallTags,
+    scope: &CallScope,
+    tu: TokenUsage,
+    source: &'static str,
+) {
     for (kind, n) in [
         ("prompt", tu.prompt_tokens),
         ("completion", tu.completion_tokens),
         ("cached", tu.cached_tokens),
     ] {
-        metrics::counter!(tm::LLM_TOKENS, "model" => model.to_string(), "phase" => phase, "kind" => kind).increment(n);
+        metrics::counter!(tm::LLM_TOKENS, "model" => model.to_string(), "phase" => tags.phase.as_str(), "framework" => tags.framework.clone(), "arm" => scope.arm.clone(), "kind" => kind, "source" => source).increment(n);
     }
-    // The metrics facade has integer counters only: cost is counted in micro-dollars.
-    metrics::counter!(tm::LLM_COST, "model" => model.to_string(), "phase" => phase)
-        .increment((cost * 1e6).round() as u64);
+}
+
+/// A call served from the cache: its tokens under source `cache`, and a hit; it cost nothing.
+pub(super) fn count_cache_hit(model: &str, tags: &CallTags, scope: &CallScope, tu: TokenUsage) {
+    count_tokens(model, tags, scope, tu, "cache");
+    metrics::counter!(tm::LLM_CACHE_HITS, "model" => model.to_string(), "phase" => tags.phase.as_str(), "framework" => tags.framework.clone(), "arm" => scope.arm.clone()).increment(1);
 }
 
 /// The provider's answer time of a chat attempt that succeeded.

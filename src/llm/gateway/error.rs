@@ -33,6 +33,15 @@ pub enum LlmError {
     },
     #[error("the LLM gateway is not running")]
     Unavailable,
+    /// The model has no route: the sweep's models table does not list it.
+    #[error("no endpoint for model `{0}` (the sweep's models table does not list it)")]
+    UnknownModel(String),
+    /// The call would have passed the sweep's budget.
+    #[error("{purpose}: {error}")]
+    Budget {
+        purpose: String,
+        error: super::budget::BudgetExceeded,
+    },
 }
 
 impl LlmError {
@@ -42,7 +51,9 @@ impl LlmError {
             LlmError::Exhausted { usage, .. }
             | LlmError::Refused { usage, .. }
             | LlmError::Unparseable { usage, .. } => *usage,
-            LlmError::Unavailable => Usage::default(),
+            LlmError::Unavailable | LlmError::UnknownModel(_) | LlmError::Budget { .. } => {
+                Usage::default()
+            }
         }
     }
 }

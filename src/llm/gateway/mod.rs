@@ -1,16 +1,26 @@
 //! The LLM gateway: the one road from any agent, judge or generator to any model.
 //!
 //! A node-wide actor. Each request is handed to its own task, so a slow model never blocks the mailbox;
-//! the task runs the request's [`pipeline`]: retries of transient failures with exponential backoff,
-//! full jitter and the server's Retry-After ([`retry`]), token counting and pricing ([`accounting`]),
-//! parsing and re-asking of structured output ([`structured`]). The caller gets the answer with its
-//! [`Usage`], which it attaches to the transcript event the call produced: summing events gives the run's
-//! total without a second ledger.
+//! the task runs the request's [`pipeline`] through the layers in order: the model router
+//! ([`router`]: each model to its endpoint), the content-addressed cache ([`cache`], with single
+//! flight), the budget ([`budget`]), the model's limits ([`limits`]: RPM/TPM and concurrency, fair
+//! between arms), retries of transient failures with exponential backoff, full jitter and the
+//! server's Retry-After ([`retry`]), then the provider; on the way back token counting and pricing
+//! ([`accounting`]), the ledger ([`ledger`]) and parsing and re-asking of structured output
+//! ([`structured`]). The caller gets the answer with its [`Usage`], which it attaches to the
+//! transcript event the call produced: summing events gives the game's own cost at list price, the
+//! same whether its calls were live or replayed from the cache. What a sweep actually paid — cache
+//! hits at $0, retries apart — is the store's ledger.
 
 mod accounting;
+mod budget;
+mod cache;
 mod error;
+mod ledger;
+mod limits;
 mod pipeline;
 mod retry;
+mod router;
 mod structured;
 #[cfg(test)]
 mod tests;
@@ -20,13 +30,20 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::Value;
+use tokio::sync::watch;
 
+pub use budget::{Budget, BudgetExceeded, BudgetLimits, Reservation, Spent};
+pub use cache::{chat_key, embed_key};
 pub use error::LlmError;
+pub use ledger::{CallScope, CallTally, Ledger};
+pub use limits::{FairSemaphore, LimitSettings, ModelLimits};
 pub use retry::backoff;
+pub use router::{Route, Router};
 
 use super::pricing::Pricing;
 use super::provider::SharedProvider;
 use super::types::{CallTags, ChatRequest, ChatResponse, Usage};
+use crate::store::Store;
 use crate::telemetry as tm;
 
 /// Retry and rerun policy.
@@ -76,34 +93,81 @@ pub enum GatewayMsg {
     Chat {
         req: ChatRequest,
         tags: CallTags,
+        scope: Option<Arc<CallScope>>,
         reply: RpcReplyPort<Result<ChatOutcome, LlmError>>,
     },
     Embed {
         model: String,
         inputs: Vec<String>,
         tags: CallTags,
+        scope: Option<Arc<CallScope>>,
         reply: RpcReplyPort<Result<EmbedOutcome, LlmError>>,
     },
+    /// Test hook: the actor panics, so that its supervisor's restart can be tested.
+    #[cfg(feature = "test-hooks")]
+    Crash,
 }
 
-/// What every request task shares.
-struct Shared {
-    provider: SharedProvider,
+/// Everything the gateway is built from (see [`Gateway::start_with`]).
+pub struct GatewayParts {
+    /// Model name → endpoint and limits.
+    pub router: Router,
+    pub pricing: Pricing,
+    pub config: GatewayConfig,
+    /// The content-addressed cache's store; `None` turns the cache off.
+    pub cache: Option<Arc<dyn Store>>,
+    /// The sweep's budget, if it has one.
+    pub budget: Option<Arc<Budget>>,
+    /// Where call records go, if anywhere.
+    pub ledger: Option<Ledger>,
+}
+
+/// What every request task shares: the layers of the pipeline, in order.
+pub(crate) struct Shared {
+    router: Router,
     pricing: Pricing,
     config: GatewayConfig,
+    cache: Option<Arc<cache::Cache>>,
+    budget: Option<Arc<Budget>>,
+    ledger: Option<Ledger>,
 }
 
-struct GatewayActor;
+impl Shared {
+    fn new(parts: GatewayParts) -> Arc<Shared> {
+        Arc::new(Shared {
+            router: parts.router,
+            pricing: parts.pricing,
+            config: parts.config,
+            cache: parts.cache.map(cache::Cache::new),
+            budget: parts.budget,
+            ledger: parts.ledger,
+        })
+    }
+}
+
+/// The gateway actor. Its handler only spawns one task per request, so it holds no state a restart
+/// could lose: a supervisor that sees it die starts another over the same [`GatewayState`].
+pub struct GatewayActor;
+
+/// The state a gateway actor (and every restart of it) runs over.
+#[derive(Clone)]
+pub struct GatewayState(Arc<Shared>);
+
+impl GatewayState {
+    pub fn new(parts: GatewayParts) -> GatewayState {
+        GatewayState(Shared::new(parts))
+    }
+}
 
 impl Actor for GatewayActor {
     type Msg = GatewayMsg;
-    type State = Arc<Shared>;
-    type Arguments = Arc<Shared>;
+    type State = GatewayState;
+    type Arguments = GatewayState;
 
     async fn pre_start(
         &self,
         _me: ActorRef<Self::Msg>,
-        args: Arc<Shared>,
+        args: GatewayState,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(args)
     }
@@ -112,14 +176,19 @@ impl Actor for GatewayActor {
         &self,
         _me: ActorRef<Self::Msg>,
         msg: GatewayMsg,
-        shared: &mut Arc<Shared>,
+        state: &mut GatewayState,
     ) -> Result<(), ActorProcessingErr> {
-        let shared = shared.clone();
+        let shared = state.0.clone();
         match msg {
-            GatewayMsg::Chat { req, tags, reply } => {
+            GatewayMsg::Chat {
+                req,
+                tags,
+                scope,
+                reply,
+            } => {
                 tokio::spawn(async move {
                     metrics::gauge!(tm::LLM_IN_FLIGHT).increment(1.0);
-                    let out = pipeline::chat(&shared, req, &tags).await;
+                    let out = pipeline::chat(&shared, req, &tags, scope.as_deref()).await;
                     metrics::gauge!(tm::LLM_IN_FLIGHT).decrement(1.0);
                     // The caller may have gone (its game failed); nothing to do then.
                     let _ = reply.send(out);
@@ -129,43 +198,91 @@ impl Actor for GatewayActor {
                 model,
                 inputs,
                 tags,
+                scope,
                 reply,
             } => {
                 tokio::spawn(async move {
-                    let out = pipeline::embed(&shared, &model, &inputs, &tags).await;
+                    let out =
+                        pipeline::embed(&shared, &model, &inputs, &tags, scope.as_deref()).await;
                     let _ = reply.send(out);
                 });
             }
+            #[cfg(feature = "test-hooks")]
+            GatewayMsg::Crash => panic!("test hook: the gateway actor was asked to crash"),
         }
         Ok(())
     }
 }
 
+/// How long a caller waits for a dead gateway's successor before giving up with `Unavailable`.
+const RESTART_WAIT: Duration = Duration::from_secs(30);
+
 /// A cheap, clonable handle to the gateway actor.
+///
+/// The handle follows the actor through restarts: it reads the current actor from a watch channel
+/// that the node supervisor updates when it starts a new one, and a call whose actor died before
+/// answering is sent again to the successor (calls are idempotent: the same request meets the same
+/// cache entry), so a crashed gateway costs its callers a moment, never an `Unavailable`.
 #[derive(Clone)]
 pub struct Gateway {
-    actor: ActorRef<GatewayMsg>,
+    actor: watch::Receiver<Option<ActorRef<GatewayMsg>>>,
+    /// Keeps the channel open for a gateway nobody supervises.
+    _owner: Option<Arc<watch::Sender<Option<ActorRef<GatewayMsg>>>>>,
     provider: &'static str,
+    scope: Option<Arc<CallScope>>,
 }
 
 impl Gateway {
-    /// Starts the node's gateway actor.
+    /// Starts the node's gateway actor with one provider for every model, no cache, no budget and no
+    /// limits: what a single `sleuth play` uses.
     pub async fn start(
         provider: SharedProvider,
         pricing: Pricing,
         config: GatewayConfig,
     ) -> Result<Gateway, ractor::SpawnErr> {
-        let name = provider.name();
-        let shared = Arc::new(Shared {
-            provider,
+        Gateway::start_with(GatewayParts {
+            router: Router::single(Route::new(provider, None)),
             pricing,
             config,
-        });
-        let (actor, _join) = Actor::spawn(None, GatewayActor, shared).await?;
-        Ok(Gateway {
-            actor,
-            provider: name,
+            cache: None,
+            budget: None,
+            ledger: None,
         })
+        .await
+    }
+
+    /// Starts an unsupervised gateway actor from its parts.
+    pub async fn start_with(parts: GatewayParts) -> Result<Gateway, ractor::SpawnErr> {
+        let name = parts.router.provider_name();
+        let (actor, _join) = Actor::spawn(None, GatewayActor, GatewayState::new(parts)).await?;
+        let (tx, rx) = watch::channel(Some(actor));
+        Ok(Gateway {
+            actor: rx,
+            _owner: Some(Arc::new(tx)),
+            provider: name,
+            scope: None,
+        })
+    }
+
+    /// A handle that follows the actor a supervisor publishes on `actor`.
+    pub fn supervised(
+        actor: watch::Receiver<Option<ActorRef<GatewayMsg>>>,
+        provider: &'static str,
+    ) -> Gateway {
+        Gateway {
+            actor,
+            _owner: None,
+            provider,
+            scope: None,
+        }
+    }
+
+    /// The same gateway, with the calls made through the returned handle recorded under `scope`.
+    pub fn scoped(&self, scope: Arc<CallScope>) -> Gateway {
+        Gateway {
+            scope: Some(scope),
+            ..self.clone()
+        }
     }
 
     /// The provider's name.
@@ -175,19 +292,65 @@ impl Gateway {
 
     /// Stops the actor; in-flight request tasks finish on their own.
     pub fn stop(&self) {
-        self.actor.stop(None);
+        if let Some(a) = self.actor.borrow().as_ref() {
+            a.stop(None);
+        }
+    }
+
+    /// Test hook: makes the current actor panic.
+    #[cfg(feature = "test-hooks")]
+    pub fn crash(&self) {
+        if let Some(a) = self.actor.borrow().as_ref() {
+            let _ = a.cast(GatewayMsg::Crash);
+        }
+    }
+
+    /// Sends a request built by `make` to the current actor and waits for its answer; when the actor
+    /// is dead (or dies before answering), waits for its successor and sends it again.
+    async fn ask<T, F>(&self, mut make: F) -> Result<T, LlmError>
+    where
+        T: Send + 'static,
+        F: FnMut(RpcReplyPort<Result<T, LlmError>>) -> GatewayMsg,
+    {
+        let mut rx = self.actor.clone();
+        loop {
+            let current = rx.borrow_and_update().clone();
+            if let Some(actor) = current {
+                if let Ok(ractor::rpc::CallResult::Success(out)) = actor.call(&mut make, None).await
+                {
+                    return out;
+                }
+                // Dead before or while handling it: wait for a successor.
+                // Nobody restarts an unsupervised gateway: it stays gone.
+                if self._owner.is_some() {
+                    return Err(LlmError::Unavailable);
+                }
+                // A successor may already be published.
+                if rx
+                    .borrow()
+                    .as_ref()
+                    .is_some_and(|a| a.get_id() != actor.get_id())
+                {
+                    continue;
+                }
+            }
+            match tokio::time::timeout(RESTART_WAIT, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return Err(LlmError::Unavailable),
+            }
+        }
     }
 
     /// One chat call. With a schema in the request, `json` of the outcome holds the parsed reply.
     pub async fn chat(&self, req: ChatRequest, tags: CallTags) -> Result<ChatOutcome, LlmError> {
-        let r = self
-            .actor
-            .call(|reply| GatewayMsg::Chat { req, tags, reply }, None)
-            .await;
-        match r {
-            Ok(ractor::rpc::CallResult::Success(out)) => out,
-            _ => Err(LlmError::Unavailable),
-        }
+        let scope = self.scope.clone();
+        self.ask(|reply| GatewayMsg::Chat {
+            req: req.clone(),
+            tags: tags.clone(),
+            scope: scope.clone(),
+            reply,
+        })
+        .await
     }
 
     /// Embeds a batch of texts.
@@ -197,22 +360,14 @@ impl Gateway {
         inputs: Vec<String>,
         tags: CallTags,
     ) -> Result<EmbedOutcome, LlmError> {
-        let model = model.to_string();
-        let r = self
-            .actor
-            .call(
-                |reply| GatewayMsg::Embed {
-                    model,
-                    inputs,
-                    tags,
-                    reply,
-                },
-                None,
-            )
-            .await;
-        match r {
-            Ok(ractor::rpc::CallResult::Success(out)) => out,
-            _ => Err(LlmError::Unavailable),
-        }
+        let scope = self.scope.clone();
+        self.ask(|reply| GatewayMsg::Embed {
+            model: model.to_string(),
+            inputs: inputs.clone(),
+            tags: tags.clone(),
+            scope: scope.clone(),
+            reply,
+        })
+        .await
     }
 }

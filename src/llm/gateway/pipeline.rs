@@ -1,43 +1,56 @@
-//! The road of one request through the gateway, one function per stage, called in order.
+//! The road of one request through the gateway, one function per layer, called in order.
 //!
 //! A chat request:
-//! 1. [`call_provider`] — the provider under the per-attempt timeout, retried on transient failures
-//!    ([`super::retry`]);
-//! 2. [`account_answer`] — tokens (the provider's or tiktoken's), price, token and cost metrics
-//!    ([`super::accounting`]);
-//! 3. [`check_structure`] — a reply to a request with a schema is parsed against it; an unparseable
-//!    one is counted and re-asked from stage 1 ([`super::structured`]);
-//! 4. [`finish`] — the call's outcome metric, and the answer with everything it cost.
+//! 1. [`chat`] — routes the model ([`super::router`]) and re-asks until the reply parses;
+//! 2. [`answer`] — one answer: from the cache ([`super::cache`]) if it is there; else, as the one
+//!    caller making this call (single flight), the budget's reservation ([`super::budget`]), a slot of
+//!    the model's concurrency limit ([`super::limits`], fair between arms), then
+//! 3. [`call_provider`] — the provider under the per-attempt timeout, each attempt waiting for the
+//!    model's RPM/TPM first, retried on transient failures ([`super::retry`]);
+//! 4. [`account_answer`] — tokens (the provider's or tiktoken's), price, token and cost metrics
+//!    ([`super::accounting`]); the budget settles; the answer and the call's ledger entry are stored
+//!    in one write before the reply goes back;
+//! 5. [`check_structure`] — a reply to a request with a schema is parsed against it; an unparseable
+//!    one is counted and re-asked from 2 ([`super::structured`]);
+//! 6. [`finish`] — the call's outcome metric, and the answer with everything it cost.
 //!
-//! An embedding request runs stages 1, 2 and 4.
-//!
-//! Where the layers of the next issue go, so each stays one function: the content-addressed cache
-//! looks up before stage 1 in [`answer`] (a hit skips stages 1–2 and costs nothing) and writes after
-//! stage 2; the rate limiter (RPM/TPM per model) waits right before the provider in [`call_provider`],
-//! inside the retry loop so a retry queues again; the budget check goes before stage 1 and its charge
-//! after stage 2, beside the accounting it reads.
+//! An embedding request runs the same layers without the re-asking.
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::accounting::{self, account, count_call};
+use super::cache::{self, Flight, Lookup, StoredChat};
+use super::ledger::CallScope;
 use super::retry::{with_retries, Target};
+use super::router::Route;
 use super::structured;
-use super::{ChatOutcome, EmbedOutcome, LlmError, Shared};
-use crate::llm::types::{CallTags, ChatRequest, ChatResponse, ResponseSchema, Usage};
+use super::{
+    Budget, BudgetExceeded, ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, Spent,
+};
+use crate::llm::types::{CallTags, ChatRequest, ChatResponse, ResponseSchema, TokenUsage, Usage};
+use crate::store::{CacheKind, CallSource};
+
+/// The scope of calls made without one (a single `sleuth play`): no sweep, no run, no arm.
+static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallScope::default);
 
 /// One chat request, re-asked until its reply parses or the re-asks run out.
 pub(super) async fn chat(
     shared: &Shared,
     mut req: ChatRequest,
     tags: &CallTags,
+    scope: Option<&CallScope>,
 ) -> Result<ChatOutcome, LlmError> {
+    let scope = scope.unwrap_or(&NO_SCOPE);
+    let Some(route) = shared.router.route(&req.model) else {
+        return Err(LlmError::UnknownModel(req.model.clone()));
+    };
     let mut usage = Usage::default();
     let original_messages = req.messages.clone();
     let mut reruns = 0;
     loop {
-        let response = answer(shared, &req, tags, &mut usage).await?;
+        let response = answer(shared, route, &req, tags, scope, &mut usage).await?;
         let Some(schema) = &req.schema else {
             return Ok(finish(&req.model, tags, response, None, usage));
         };
@@ -60,53 +73,261 @@ pub(super) async fn chat(
     }
 }
 
-/// One answer from the model, accounted: stages 1 and 2.
+/// One answer to `req`: from the cache, or live (layers 2–4).
 async fn answer(
     shared: &Shared,
+    route: &Route,
     req: &ChatRequest,
     tags: &CallTags,
+    scope: &CallScope,
     usage: &mut Usage,
 ) -> Result<ChatResponse, LlmError> {
-    let (response, latency) = call_provider(shared, req, tags, usage).await?;
-    account_answer(shared, req, &response, latency, tags, usage);
-    Ok(response)
+    let model_id = route.model_id(&req.model);
+    let flight = match &shared.cache {
+        None => None,
+        Some(c) => match c
+            .lookup(cache::chat_key(&route.endpoint, model_id, req))
+            .await
+        {
+            Lookup::Hit(key, bytes) => match StoredChat::decode(&bytes) {
+                Some(stored) => {
+                    let key = Some(&key);
+                    served_from_cache(shared, &req.model, tags, scope, stored.usage, usage, key);
+                    return Ok(stored.response());
+                }
+                // An entry this sleuth cannot read is answered live (and not overwritten: the
+                // first value of a key stays).
+                None => None,
+            },
+            Lookup::Lead(f) => Some(f),
+        },
+    };
+    let reservation = reserve(
+        shared.budget.as_deref(),
+        &shared.pricing,
+        req,
+        prompt_bytes(req),
+    )
+    .map_err(|error| LlmError::Budget {
+        purpose: tags.purpose.clone(),
+        error,
+    })?;
+    let _slot = match &route.limits {
+        Some(l) => l.slot(&scope.arm).await,
+        None => None,
+    };
+    let retries_before = usage.retries;
+    let outcome = call_provider(shared, route, req, model_id, tags, usage).await;
+    record_retries(
+        shared,
+        &req.model,
+        tags,
+        scope,
+        usage.retries - retries_before,
+    );
+    let (response, latency) = outcome?;
+    let tokens = account_answer(shared, req, &response, latency, tags, scope, usage);
+    let cost = shared.pricing.cost(&req.model, &tokens);
+    settle(reservation, tokens, cost);
+    let stored = StoredChat {
+        content: response.content.clone(),
+        usage: tokens,
+        logprobs: response.logprobs.clone(),
+    };
+    record_live(
+        shared,
+        &req.model,
+        tags,
+        scope,
+        (tokens, cost),
+        flight,
+        CacheKind::Chat,
+        || stored.encode(),
+    )
+    .await;
+    Ok(ChatResponse {
+        usage: Some(tokens),
+        ..response
+    })
 }
 
-/// Stage 1: the provider's answer and how long the successful attempt took.
+/// An upper bound of a prompt's tokens: its bytes (a BPE token covers at least one byte).
+fn prompt_bytes(req: &ChatRequest) -> u64 {
+    req.messages.iter().map(|m| m.content.len() as u64).sum()
+}
+
+/// The budget's reservation for a call of at most `prompt` prompt tokens and the request's
+/// `max_tokens`, or the refusal.
+fn reserve<'a>(
+    budget: Option<&'a Budget>,
+    pricing: &crate::llm::pricing::Pricing,
+    req: &ChatRequest,
+    prompt: u64,
+) -> Result<Option<Reservation<'a>>, BudgetExceeded> {
+    let Some(b) = budget else { return Ok(None) };
+    let est = TokenUsage {
+        prompt_tokens: prompt,
+        completion_tokens: u64::from(req.max_tokens),
+        cached_tokens: 0,
+    };
+    let spent = Spent {
+        usd: pricing.cost(&req.model, &est),
+        tokens: est.prompt_tokens + est.completion_tokens,
+    };
+    b.reserve(spent).map(Some)
+}
+
+fn settle(reservation: Option<Reservation<'_>>, tokens: TokenUsage, cost: f64) {
+    if let Some(r) = reservation {
+        r.settle(Spent {
+            usd: cost,
+            tokens: tokens.prompt_tokens + tokens.completion_tokens,
+        });
+    }
+}
+
+/// A call answered from the cache: the game's usage gets the call's tokens at list price (a game's
+/// cost does not depend on whether it was replayed), the ledger and metrics a $0 hit.
+fn served_from_cache(
+    shared: &Shared,
+    model: &str,
+    tags: &CallTags,
+    scope: &CallScope,
+    tokens: TokenUsage,
+    usage: &mut Usage,
+    key: Option<&cache::Key>,
+) {
+    let cost = shared.pricing.cost(model, &tokens);
+    usage.calls += 1;
+    usage.prompt_tokens += tokens.prompt_tokens;
+    usage.completion_tokens += tokens.completion_tokens;
+    usage.cached_tokens += tokens.cached_tokens;
+    usage.cost_usd += cost;
+    accounting::count_cache_hit(model, tags, scope, tokens);
+    if let Some(l) = &shared.ledger {
+        l.record(scope.entry(tags, model, CallSource::Cache, tokens, 0.0, key));
+    }
+}
+
+/// Failed attempts that were retried, in the ledger (providers bill none of them).
+fn record_retries(shared: &Shared, model: &str, tags: &CallTags, scope: &CallScope, n: u64) {
+    if let Some(l) = &shared.ledger {
+        for _ in 0..n {
+            l.record(scope.entry(
+                tags,
+                model,
+                CallSource::Retry,
+                TokenUsage::default(),
+                0.0,
+                None,
+            ));
+        }
+    }
+}
+
+/// A live call's answer into the cache, with its ledger entry, in one durable write before the
+/// answer goes back; without a cache, the entry alone. A cache that cannot be written is warned
+/// about and the answer still goes back: losing a replay is better than losing the game.
+#[allow(clippy::too_many_arguments)]
+async fn record_live(
+    shared: &Shared,
+    model: &str,
+    tags: &CallTags,
+    scope: &CallScope,
+    (tokens, cost): (TokenUsage, f64),
+    flight: Option<Flight>,
+    kind: CacheKind,
+    value: impl FnOnce() -> Vec<u8>,
+) {
+    match (&shared.cache, flight) {
+        (Some(c), Some(flight)) => {
+            let entry = scope.entry(
+                tags,
+                model,
+                CallSource::Live,
+                tokens,
+                cost,
+                Some(flight.key()),
+            );
+            let entries = match &shared.ledger {
+                Some(l) => {
+                    l.count(&entry);
+                    vec![entry]
+                }
+                None => Vec::new(),
+            };
+            if let Err(e) = c
+                .store
+                .cache_put(flight.key(), kind, model, &value(), &entries)
+                .await
+            {
+                tracing::warn!(error = %e, "cache write failed; the answer is not replayable");
+            }
+            // Dropping the flight wakes callers waiting for this key: the entry is there now.
+            drop(flight);
+        }
+        _ => {
+            if let Some(l) = &shared.ledger {
+                l.record(scope.entry(tags, model, CallSource::Live, tokens, cost, None));
+            }
+        }
+    }
+}
+
+/// Stage 3: the provider's answer and how long the successful attempt took.
 async fn call_provider(
     shared: &Shared,
+    route: &Route,
     req: &ChatRequest,
+    model_id: &str,
     tags: &CallTags,
     usage: &mut Usage,
 ) -> Result<(ChatResponse, Duration), LlmError> {
     let target = Target {
-        provider: shared.provider.name(),
+        provider: route.provider.name(),
         model: &req.model,
         tags,
     };
+    // The endpoint may know the model by another id than the caller's name.
+    let aliased;
+    let sent = if model_id == req.model {
+        req
+    } else {
+        aliased = ChatRequest {
+            model: model_id.to_string(),
+            ..req.clone()
+        };
+        &aliased
+    };
+    let estimate = prompt_bytes(req) / 4 + u64::from(req.max_tokens);
     with_retries(&shared.config, target, usage, || async {
+        if let Some(l) = &route.limits {
+            l.admit(estimate).await;
+        }
         let started = Instant::now();
-        let response = shared.provider.chat(req).await?;
+        let response = route.provider.chat(sent).await?;
         Ok((response, started.elapsed()))
     })
     .await
 }
 
-/// Stage 2: what the answer cost, added to the call's usage and to metrics.
+/// Stage 4: what the answer cost, added to the call's usage and to metrics.
 fn account_answer(
     shared: &Shared,
     req: &ChatRequest,
     response: &ChatResponse,
     latency: Duration,
     tags: &CallTags,
+    scope: &CallScope,
     usage: &mut Usage,
-) {
+) -> TokenUsage {
     accounting::record_latency(&req.model, tags, latency);
     let tokens = accounting::chat_tokens(req, response);
-    account(&shared.pricing, &req.model, tags, tokens, usage);
+    account(&shared.pricing, &req.model, tags, scope, tokens, usage);
+    tokens
 }
 
-/// Stage 3: the reply's value under its schema, or why it does not fit.
+/// Stage 5: the reply's value under its schema, or why it does not fit.
 fn check_structure(
     schema: &ResponseSchema,
     model: &str,
@@ -118,7 +339,7 @@ fn check_structure(
         .inspect_err(|_| accounting::count_parse_failure(model, tags, usage))
 }
 
-/// Stage 4: the call succeeded.
+/// Stage 6: the call succeeded.
 fn finish(
     model: &str,
     tags: &CallTags,
@@ -134,25 +355,94 @@ fn finish(
     }
 }
 
-/// One embedding request: stages 1, 2 and 4.
+/// One embedding request through the same layers.
 pub(super) async fn embed(
     shared: &Shared,
     model: &str,
     inputs: &[String],
     tags: &CallTags,
+    scope: Option<&CallScope>,
 ) -> Result<EmbedOutcome, LlmError> {
+    let scope = scope.unwrap_or(&NO_SCOPE);
+    let Some(route) = shared.router.route(model) else {
+        return Err(LlmError::UnknownModel(model.to_string()));
+    };
+    let model_id = route.model_id(model);
     let mut usage = Usage::default();
+    let flight = match &shared.cache {
+        None => None,
+        Some(c) => match c
+            .lookup(cache::embed_key(&route.endpoint, model_id, inputs))
+            .await
+        {
+            Lookup::Hit(key, bytes) => match cache::decode_vectors(&bytes) {
+                Some(stored) => {
+                    let tokens = accounting::embed_tokens(inputs, &stored);
+                    let key = Some(&key);
+                    served_from_cache(shared, model, tags, scope, tokens, &mut usage, key);
+                    count_call(tags, model, "ok");
+                    return Ok(EmbedOutcome {
+                        vectors: stored.vectors,
+                        usage,
+                    });
+                }
+                None => None,
+            },
+            Lookup::Lead(f) => Some(f),
+        },
+    };
+    let probe = ChatRequest {
+        model: model.to_string(),
+        messages: Vec::new(),
+        temperature: 0.0,
+        top_p: 1.0,
+        max_tokens: 0,
+        schema: None,
+        logprobs: false,
+        sample: 0,
+    };
+    let bytes: u64 = inputs.iter().map(|i| i.len() as u64).sum();
+    let reservation =
+        reserve(shared.budget.as_deref(), &shared.pricing, &probe, bytes).map_err(|error| {
+            LlmError::Budget {
+                purpose: tags.purpose.clone(),
+                error,
+            }
+        })?;
+    let _slot = match &route.limits {
+        Some(l) => l.slot(&scope.arm).await,
+        None => None,
+    };
     let target = Target {
-        provider: shared.provider.name(),
+        provider: route.provider.name(),
         model,
         tags,
     };
-    let response = with_retries(&shared.config, target, &mut usage, || {
-        shared.provider.embed(model, inputs)
+    let retries_before = usage.retries;
+    let outcome = with_retries(&shared.config, target, &mut usage, || async {
+        if let Some(l) = &route.limits {
+            l.admit(bytes / 4).await;
+        }
+        route.provider.embed(model_id, inputs).await
     })
-    .await?;
+    .await;
+    record_retries(shared, model, tags, scope, usage.retries - retries_before);
+    let response = outcome?;
     let tokens = accounting::embed_tokens(inputs, &response);
-    account(&shared.pricing, model, tags, tokens, &mut usage);
+    account(&shared.pricing, model, tags, scope, tokens, &mut usage);
+    let cost = shared.pricing.cost(model, &tokens);
+    settle(reservation, tokens, cost);
+    record_live(
+        shared,
+        model,
+        tags,
+        scope,
+        (tokens, cost),
+        flight,
+        CacheKind::Embedding,
+        || cache::encode_vectors(&response.vectors, tokens.prompt_tokens),
+    )
+    .await;
     count_call(tags, model, "ok");
     Ok(EmbedOutcome {
         vectors: response.vectors,

@@ -213,3 +213,190 @@ async fn refusals_are_not_retried() {
     assert!(matches!(err, LlmError::Refused { .. }), "{err:?}");
     assert_eq!(p.seen.lock().expect("lock").len(), 1);
 }
+
+/// A gateway over `p` with the cache in a fresh SQLite store, a ledger, and optionally a budget.
+async fn layered(
+    p: Arc<Scripted>,
+    budget: Option<Arc<super::Budget>>,
+) -> (Gateway, super::Ledger, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<dyn crate::store::Store> =
+        Arc::new(crate::store::SqliteStore::open(&dir.path().join("s.db")).expect("store"));
+    let mut pricing = Pricing::default();
+    pricing.set(
+        "m",
+        crate::llm::ModelPrice {
+            input: 1.0,
+            cached_input: None,
+            output: 1.0,
+        },
+    );
+    let ledger = super::Ledger::start(store.clone());
+    let gw = Gateway::start_with(super::GatewayParts {
+        router: super::Router::single(super::Route::new(p, Some("http://x/v1"))),
+        pricing,
+        config: GatewayConfig {
+            backoff_base: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(5),
+            ..Default::default()
+        },
+        cache: Some(store),
+        budget,
+        ledger: Some(ledger.clone()),
+    })
+    .await
+    .expect("gateway starts");
+    (gw, ledger, dir)
+}
+
+fn scripted(outcomes: Vec<Result<ChatResponse, ProviderError>>) -> Arc<Scripted> {
+    Arc::new(Scripted {
+        outcomes: Mutex::new(outcomes),
+        seen: Mutex::new(Vec::new()),
+    })
+}
+
+fn tu(p: u64, c: u64) -> Option<TokenUsage> {
+    Some(TokenUsage {
+        prompt_tokens: p,
+        completion_tokens: c,
+        cached_tokens: 0,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_call_is_served_from_the_cache_with_the_same_usage_at_no_cost() {
+    let p = scripted(vec![ok("Ada was on deck.", tu(100, 5))]);
+    let (gw, ledger, _dir) = layered(p.clone(), None).await;
+    let scope = Arc::new(super::CallScope {
+        sweep: "s".into(),
+        run: "r".into(),
+        arm: "a1".into(),
+    });
+    let gw = gw.scoped(scope);
+    let first = gw.chat(request(None), tags()).await.expect("live");
+    let second = gw.chat(request(None), tags()).await.expect("cached");
+    assert_eq!(
+        p.seen.lock().expect("lock").len(),
+        1,
+        "the provider answered once"
+    );
+    assert_eq!(first.response.content, second.response.content);
+    // The game's usage is the same either way (its cost does not depend on a replay)…
+    assert_eq!(first.usage, second.usage);
+    // …the ledger says what was paid: one live call, one hit at $0.
+    ledger.flush().await;
+    let totals = ledger.store().totals("s").await.expect("totals");
+    let live = totals
+        .iter()
+        .find(|t| t.source == "live")
+        .expect("live row");
+    let hit = totals
+        .iter()
+        .find(|t| t.source == "cache")
+        .expect("cache row");
+    assert_eq!((live.calls, live.prompt_tokens), (1, 100));
+    assert!((live.cost_usd - 105e-6).abs() < 1e-12);
+    assert_eq!((hit.calls, hit.cost_usd), (1, 0.0));
+    assert_eq!(hit.arm, "a1");
+    // Another sample index is another call.
+    let mut other = request(None);
+    other.sample = 2;
+    assert!(
+        gw.chat(other, tags()).await.is_err(),
+        "the script had one answer"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_identical_calls_make_one_live_call() {
+    /// Answers after a pause, counting calls.
+    struct Slow(std::sync::atomic::AtomicU32);
+    impl Provider for Slow {
+        fn name(&self) -> &'static str {
+            "slow"
+        }
+        fn chat<'a>(
+            &'a self,
+            _req: &'a ChatRequest,
+        ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+            Box::pin(async move {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ok("Ben.", tu(10, 1))
+            })
+        }
+        fn embed<'a>(
+            &'a self,
+            _m: &'a str,
+            _i: &'a [String],
+        ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+            Box::pin(async { Err(ProviderError::Decode("none".into())) })
+        }
+    }
+    let slow = Arc::new(Slow(Default::default()));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store: Arc<dyn crate::store::Store> =
+        Arc::new(crate::store::SqliteStore::open(&dir.path().join("s.db")).expect("store"));
+    let gw = Gateway::start_with(super::GatewayParts {
+        router: super::Router::single(super::Route::new(slow.clone(), None)),
+        pricing: Pricing::default(),
+        config: GatewayConfig::default(),
+        cache: Some(store),
+        budget: None,
+        ledger: None,
+    })
+    .await
+    .expect("gateway");
+    let outs = futures::future::join_all((0..8).map(|_| gw.chat(request(None), tags()))).await;
+    for o in outs {
+        assert_eq!(o.expect("answered").response.content, "Ben.");
+    }
+    assert_eq!(slow.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_would_pass_the_budget_is_refused_before_it_is_made() {
+    let budget = Arc::new(super::Budget::new(
+        super::BudgetLimits {
+            max_usd: None,
+            max_tokens: Some(500),
+        },
+        super::Spent::default(),
+    ));
+    let p = scripted(vec![ok("Ada.", tu(40, 5)), ok("Ben.", tu(40, 5))]);
+    let (gw, _ledger, _dir) = layered(p.clone(), Some(budget.clone())).await;
+    // The request's bound is its bytes (≈ 30) + max_tokens (50): the first fits, then 45 are spent.
+    gw.chat(request(None), tags()).await.expect("fits");
+    let mut big = request(None);
+    big.max_tokens = 480;
+    big.sample = 9;
+    let err = gw.chat(big, tags()).await.expect_err("refused");
+    assert!(matches!(err, LlmError::Budget { .. }), "{err}");
+    assert_eq!(
+        p.seen.lock().expect("lock").len(),
+        1,
+        "the refused call was never made"
+    );
+    assert!(*budget.exhausted().borrow());
+    assert_eq!(budget.spent().tokens, 45);
+}
+
+#[tokio::test]
+async fn a_model_without_a_route_is_an_error() {
+    let gw = Gateway::start_with(super::GatewayParts {
+        router: super::Router::default(),
+        pricing: Pricing::default(),
+        config: GatewayConfig::default(),
+        cache: None,
+        budget: None,
+        ledger: None,
+    })
+    .await
+    .expect("gateway");
+    let err = gw.chat(request(None), tags()).await.expect_err("refused");
+    assert!(
+        err.to_string().contains("no endpoint for model `m`"),
+        "{err}"
+    );
+}

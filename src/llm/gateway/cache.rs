@@ -1,0 +1,357 @@
+//! The content-addressed cache: a call's answer stored under a hash of everything that decides it.
+//!
+//! **Key** = sha256 of a versioned, length-prefixed encoding of: the endpoint (provider and base URL),
+//! the model id the endpoint is asked for, every message (role and text), temperature, top-p,
+//! max tokens, the response schema (name, style and JSON), whether log-probabilities are asked for, and
+//! the sample index. Every part is length-prefixed, so no two different calls encode alike. Embedding
+//! calls hash the endpoint, the model and every input. Because the sample index comes from (game seed,
+//! caller, call number), a replayed game asks exactly the keys it asked before — a killed game replays
+//! at no cost up to where it stopped — and two arms that share a prefix (rounds = 3 and rounds = 5)
+//! share its calls.
+//!
+//! **Value** = the answer with its usage (and log-probabilities), or the vectors with their token count,
+//! so a hit is accounted with the tokens the call used — at $0, counted apart from live calls.
+//!
+//! **Single flight**: two games asking the same key at once (arms sharing a prefix start together) make
+//! one live call; the second waits for the first's answer instead of paying for it again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+
+use crate::llm::provider::EmbedResponse;
+use crate::llm::types::{
+    ChatRequest, ChatResponse, ChatRole, OutputStyle, TokenLogprob, TokenUsage,
+};
+use crate::store::Store;
+
+/// Bumped when the encoding below changes, so old entries are never misread as new ones.
+const KEY_VERSION: &[u8] = b"sleuth-cache-v1";
+
+/// A cache key.
+pub type Key = [u8; 32];
+
+struct KeyHasher(Sha256);
+
+impl KeyHasher {
+    fn new(kind: &[u8]) -> KeyHasher {
+        let mut h = KeyHasher(Sha256::new());
+        h.bytes(KEY_VERSION);
+        h.bytes(kind);
+        h
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.update((b.len() as u64).to_le_bytes());
+        self.0.update(b);
+    }
+    fn u64(&mut self, x: u64) {
+        self.0.update(x.to_le_bytes());
+    }
+    fn finish(self) -> Key {
+        self.0.finalize().into()
+    }
+}
+
+/// The key of a chat call to `model` at `endpoint`.
+pub fn chat_key(endpoint: &str, model: &str, req: &ChatRequest) -> Key {
+    let mut h = KeyHasher::new(b"chat");
+    h.bytes(endpoint.as_bytes());
+    h.bytes(model.as_bytes());
+    h.u64(req.messages.len() as u64);
+    for m in &req.messages {
+        h.bytes(match m.role {
+            ChatRole::System => b"system",
+            ChatRole::User => b"user",
+            ChatRole::Assistant => b"assistant",
+        });
+        h.bytes(m.content.as_bytes());
+    }
+    h.u64(u64::from(req.temperature.to_bits()));
+    h.u64(u64::from(req.top_p.to_bits()));
+    h.u64(u64::from(req.max_tokens));
+    match &req.schema {
+        None => h.u64(0),
+        Some(s) => {
+            h.u64(1);
+            h.bytes(s.name.as_bytes());
+            h.bytes(match s.style {
+                OutputStyle::Json => b"json",
+                OutputStyle::Sections => b"sections",
+            });
+            // serde_json writes object keys in insertion order (preserve_order); schemas are built by
+            // code, so the same call builds the same text.
+            h.bytes(s.schema.to_string().as_bytes());
+        }
+    }
+    h.u64(u64::from(req.logprobs));
+    h.u64(req.sample);
+    h.finish()
+}
+
+/// The key of an embedding call.
+pub fn embed_key(endpoint: &str, model: &str, inputs: &[String]) -> Key {
+    let mut h = KeyHasher::new(b"embedding");
+    h.bytes(endpoint.as_bytes());
+    h.bytes(model.as_bytes());
+    h.u64(inputs.len() as u64);
+    for i in inputs {
+        h.bytes(i.as_bytes());
+    }
+    h.finish()
+}
+
+/// A chat answer as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredChat {
+    pub content: String,
+    pub usage: TokenUsage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<Vec<TokenLogprob>>,
+}
+
+impl StoredChat {
+    pub fn encode(&self) -> Vec<u8> {
+        // A struct of strings and numbers always serialises.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+    pub fn decode(bytes: &[u8]) -> Option<StoredChat> {
+        serde_json::from_slice(bytes).ok()
+    }
+    pub fn response(self) -> ChatResponse {
+        ChatResponse {
+            content: self.content,
+            usage: Some(self.usage),
+            logprobs: self.logprobs,
+        }
+    }
+}
+
+/// Vectors as stored: count, dimensions and prompt tokens (u64 little-endian each), then the floats
+/// (f32 little-endian) row by row. Binary because a JSON float array is five times larger and slow.
+pub fn encode_vectors(vectors: &[Vec<f32>], prompt_tokens: u64) -> Vec<u8> {
+    let dims = vectors.first().map_or(0, Vec::len);
+    let mut out = Vec::with_capacity(24 + 4 * dims * vectors.len());
+    out.extend_from_slice(&(vectors.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(dims as u64).to_le_bytes());
+    out.extend_from_slice(&prompt_tokens.to_le_bytes());
+    for v in vectors {
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode_vectors`]; `None` for bytes of another shape (or rows of unequal length,
+/// which are never stored).
+pub fn decode_vectors(bytes: &[u8]) -> Option<EmbedResponse> {
+    let word = |i: usize| -> Option<u64> {
+        let b = bytes.get(i * 8..i * 8 + 8)?;
+        Some(u64::from_le_bytes(b.try_into().ok()?))
+    };
+    let (n, dims, tokens) = (
+        usize::try_from(word(0)?).ok()?,
+        usize::try_from(word(1)?).ok()?,
+        word(2)?,
+    );
+    let body = bytes.get(24..)?;
+    if body.len() != n.checked_mul(dims)?.checked_mul(4)? {
+        return None;
+    }
+    let floats: Vec<f32> = body
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let vectors = if dims == 0 {
+        vec![Vec::new(); n]
+    } else {
+        floats.chunks(dims).map(<[f32]>::to_vec).collect()
+    };
+    Some(EmbedResponse {
+        vectors,
+        prompt_tokens: Some(tokens),
+    })
+}
+
+/// The cache layer's state: the store that holds the entries and the calls in flight by key.
+pub struct Cache {
+    pub store: Arc<dyn Store>,
+    flights: Mutex<HashMap<Key, Vec<oneshot::Sender<()>>>>,
+}
+
+/// What a lookup found.
+pub enum Lookup {
+    /// The value was stored under the key.
+    Hit(Key, Vec<u8>),
+    /// Nobody has it yet: this caller makes the call and must [`Flight::land`] it.
+    Lead(Flight),
+}
+
+/// A live call others may be waiting for; landing it (or dropping it, when the call failed) wakes
+/// them, and they look the key up again.
+pub struct Flight {
+    cache: Arc<Cache>,
+    key: Key,
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        let waiters = self
+            .cache
+            .flights
+            .lock()
+            .map(|mut f| f.remove(&self.key).unwrap_or_default())
+            .unwrap_or_default();
+        for w in waiters {
+            let _ = w.send(());
+        }
+    }
+}
+
+impl Cache {
+    pub fn new(store: Arc<dyn Store>) -> Arc<Cache> {
+        Arc::new(Cache {
+            store,
+            flights: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The stored value of `key`, or the lead of its call. When another caller is already making the
+    /// call, waits for it and looks again; a store that cannot be read counts as a miss (the call is
+    /// made live rather than failing the game).
+    pub async fn lookup(self: &Arc<Cache>, key: Key) -> Lookup {
+        loop {
+            match self.store.cache_get(&key).await {
+                Ok(Some(v)) => return Lookup::Hit(key, v),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "cache lookup failed; calling live"),
+            }
+            let wait = {
+                let Ok(mut flights) = self.flights.lock() else {
+                    return Lookup::Lead(Flight {
+                        cache: self.clone(),
+                        key,
+                    });
+                };
+                match flights.get_mut(&key) {
+                    Some(waiters) => {
+                        let (tx, rx) = oneshot::channel();
+                        waiters.push(tx);
+                        rx
+                    }
+                    None => {
+                        flights.insert(key, Vec::new());
+                        return Lookup::Lead(Flight {
+                            cache: self.clone(),
+                            key,
+                        });
+                    }
+                }
+            };
+            // Woken when the leader lands its answer (then it is stored) or fails (then one of the
+            // waiters leads the next try).
+            let _ = wait.await;
+        }
+    }
+}
+
+impl Flight {
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{Message, ResponseSchema};
+
+    fn req() -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            messages: vec![Message::system("s"), Message::user("u")],
+            temperature: 0.8,
+            top_p: 1.0,
+            max_tokens: 100,
+            schema: None,
+            logprobs: false,
+            sample: 7,
+        }
+    }
+
+    #[test]
+    fn every_part_of_a_call_is_in_its_key() {
+        let base = chat_key("openai|http://a/v1", "m", &req());
+        assert_eq!(base, chat_key("openai|http://a/v1", "m", &req()));
+        let mut variants = vec![
+            chat_key("openai|http://b/v1", "m", &req()),
+            chat_key("openai|http://a/v1", "m2", &req()),
+        ];
+        let changes: Vec<fn(&mut ChatRequest)> = vec![
+            |r| r.messages[1].content.push('!'),
+            |r| r.messages.push(Message::user("")),
+            |r| r.temperature = 0.7,
+            |r| r.top_p = 0.9,
+            |r| r.max_tokens = 101,
+            |r| r.schema = Some(ResponseSchema::json("x", serde_json::json!({}))),
+            |r| r.schema = Some(ResponseSchema::sections("x", serde_json::json!({}))),
+            |r| r.logprobs = true,
+            |r| r.sample = 8,
+            // Moving text between messages changes the key (length prefixes).
+            |r| {
+                r.messages[0].content = "su".into();
+                r.messages[1].content = String::new();
+            },
+        ];
+        for change in changes {
+            let mut r = req();
+            change(&mut r);
+            variants.push(chat_key("openai|http://a/v1", "m", &r));
+        }
+        for (i, v) in variants.iter().enumerate() {
+            assert_ne!(*v, base, "variant {i} has the base key");
+        }
+        let unique: std::collections::BTreeSet<_> = variants.iter().collect();
+        assert_eq!(unique.len(), variants.len());
+        // The name the caller used is not part of the key, the model id the endpoint gets is.
+        let mut aliased = req();
+        aliased.model = "alias".into();
+        assert_eq!(chat_key("openai|http://a/v1", "m", &aliased), base);
+    }
+
+    #[test]
+    fn vectors_round_trip() {
+        let v = vec![vec![0.5f32, -1.25, 3.0], vec![0.0, 1.0, f32::MIN_POSITIVE]];
+        let back = decode_vectors(&encode_vectors(&v, 42)).expect("decodes");
+        assert_eq!(back.vectors, v);
+        assert_eq!(back.prompt_tokens, Some(42));
+        assert!(decode_vectors(&[1, 2, 3]).is_none());
+        let mut bad = encode_vectors(&v, 42);
+        bad.pop();
+        assert!(decode_vectors(&bad).is_none());
+        assert_ne!(
+            embed_key("e", "m", &["a".into(), "b".into()]),
+            embed_key("e", "m", &["ab".into()])
+        );
+    }
+
+    #[test]
+    fn a_stored_chat_answer_round_trips() {
+        let s = StoredChat {
+            content: "Ada did it.".into(),
+            usage: TokenUsage {
+                prompt_tokens: 10,
+                completion_tokens: 3,
+                cached_tokens: 2,
+            },
+            logprobs: None,
+        };
+        let back = StoredChat::decode(&s.encode()).expect("decodes");
+        assert_eq!(back.content, "Ada did it.");
+        assert_eq!(back.usage, s.usage);
+        assert!(StoredChat::decode(b"not json").is_none());
+    }
+}

@@ -1,0 +1,127 @@
+//! The store: everything a sweep keeps that must outlive the process — the sweep, its games and their
+//! states, results, the content-addressed cache of model calls, and the ledger of every call.
+//!
+//! One trait, [`Store`], with one implementation per place a sweep can live: [`SqliteStore`], a
+//! SQLite file in the run directory (one node; users open it with `sqlite3` or pandas — the schema is
+//! in `docs/sweeps.md`), and, for a cluster, Redis. Both pass the same conformance suite
+//! ([`conformance`]), so the scheduler, the gateway's cache and `sleuth sweep status` never know which
+//! one they talk to.
+//!
+//! Writes are idempotent where a retry or a second delivery could repeat them: a result is written
+//! once per game id (the first write wins and later ones report that it was already there), a cache
+//! entry once per key, games once per id. That is what lets a killed sweep simply run again.
+
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod conformance;
+mod sqlite;
+mod types;
+
+use futures::future::BoxFuture;
+
+pub use sqlite::SqliteStore;
+pub use types::{
+    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, StateCounts, SweepRecord,
+    SweepStatus, TotalsRow,
+};
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store's file or server could not be opened.
+    #[error("cannot open the store at {at}: {message}")]
+    Open { at: String, message: String },
+    /// The backend refused an operation (a disk full, a broken file, a lost connection).
+    #[error("store: {0}")]
+    Backend(String),
+    /// A row the store holds does not read back (a value written by a newer sleuth, a hand edit).
+    #[error("store: unreadable {what}: {message}")]
+    Corrupt { what: String, message: String },
+    /// The store was shut down (its writer stopped) while a request was pending.
+    #[error("store: closed")]
+    Closed,
+    /// Another process holds the run directory.
+    #[error("the run directory {dir} is in use by another sleuth process (lock file {lock})")]
+    Locked { dir: String, lock: String },
+}
+
+/// What a store operation resolves to.
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+
+/// Where a sweep keeps its state (see the module documentation).
+///
+/// Every method is a single round trip that either happens completely or not at all, so a process
+/// killed between two calls leaves a state the next run can read.
+pub trait Store: Send + Sync {
+    /// Records a sweep, or — when one with its id exists — leaves it as it is and returns it: a sweep
+    /// run again continues the one it started.
+    fn open_sweep<'a>(&'a self, sweep: &'a SweepRecord) -> StoreFuture<'a, SweepRecord>;
+    /// The sweep with this id.
+    fn sweep<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SweepRecord>>;
+    /// Every sweep, oldest first.
+    fn sweeps(&self) -> StoreFuture<'_, Vec<SweepRecord>>;
+    /// Sets a sweep's status and note (why it stopped, what was spent).
+    fn set_sweep_status<'a>(
+        &'a self,
+        id: &'a str,
+        status: SweepStatus,
+        note: Option<String>,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Records one invocation of a sweep (a `sweep run` process, or a worker's lease of it).
+    fn start_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()>;
+    /// Marks a run finished with how it ended.
+    fn end_run<'a>(&'a self, run: &'a str, outcome: &'a str) -> StoreFuture<'a, ()>;
+    /// The runs of a sweep, oldest first.
+    fn runs<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<RunRecord>>;
+
+    /// Adds games that are not there yet (by id) as pending; returns how many were new.
+    fn add_games<'a>(&'a self, games: &'a [GameRow]) -> StoreFuture<'a, usize>;
+    /// The games of a sweep, in the order they were added.
+    fn games<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<GameRow>>;
+    /// One game.
+    fn game<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<GameRow>>;
+    /// Moves a game to `state`, with the failure's reason and stage when it failed or was interrupted.
+    /// Starting a game (`Running`) counts an attempt. A game that is `Done` stays done: its result is
+    /// written, and nothing may take that back.
+    fn set_game_state<'a>(
+        &'a self,
+        id: &'a str,
+        state: GameState,
+        reason: Option<String>,
+        stage: Option<String>,
+    ) -> StoreFuture<'a, ()>;
+    /// Counts a crash of the game's actors (the scheduler fails a game on its second).
+    fn count_crash<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32>;
+    /// Games of a sweep by state.
+    fn state_counts<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, StateCounts>;
+
+    /// Writes a game's result (its `result.json`) and marks the game done, atomically. Idempotent by
+    /// game id: the first write wins; `false` means a result was already there and nothing changed.
+    fn put_result<'a>(&'a self, game: &'a str, result_json: &'a str) -> StoreFuture<'a, bool>;
+    /// A game's result.
+    fn result<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// A cached reply by key (the sha256 of the call, see `llm::gateway::cache`).
+    fn cache_get<'a>(&'a self, key: &'a [u8; 32]) -> StoreFuture<'a, Option<Vec<u8>>>;
+    /// Stores a reply under its key together with the ledger entries of the call that produced it, in
+    /// one write, durably before it returns: a reply never reaches an agent before it can be replayed,
+    /// and a call paid for is never missing from the ledger of a process killed just after. Idempotent
+    /// for the cache: a key already present keeps its first value (the entries are still recorded).
+    fn cache_put<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        kind: CacheKind,
+        model: &'a str,
+        value: &'a [u8],
+        ledger: &'a [LedgerEntry],
+    ) -> StoreFuture<'a, ()>;
+    /// Entries in the cache.
+    fn cache_len(&self) -> StoreFuture<'_, u64>;
+
+    /// Appends calls to the ledger.
+    fn record_calls<'a>(&'a self, entries: &'a [LedgerEntry]) -> StoreFuture<'a, ()>;
+    /// The ledger of a sweep summed by model, phase, framework, arm and source.
+    fn totals<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<TotalsRow>>;
+    /// The ledger entries of one run (what one process paid for and what it was served).
+    fn ledger<'a>(&'a self, run: &'a str) -> StoreFuture<'a, Vec<LedgerEntry>>;
+}

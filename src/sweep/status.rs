@@ -1,0 +1,204 @@
+//! `sleuth sweep status DIR`: where a sweep stands, read from its run directory alone — while it runs
+//! (the store is in WAL mode, so reading never blocks the run) or after.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::path::Path;
+
+use super::runner::{LOCK_FILE, STORE_FILE};
+use super::SweepError;
+use crate::store::{GameRow, GameState, RunRecord, SqliteStore, Store, SweepRecord, TotalsRow};
+
+/// A sweep's state, as `sweep status` prints it.
+#[derive(Debug, Clone)]
+pub struct SweepStatusReport {
+    pub sweep: SweepRecord,
+    /// Whether a process holds the run directory now.
+    pub running: bool,
+    pub runs: Vec<RunRecord>,
+    pub games: Vec<GameRow>,
+    pub totals: Vec<TotalsRow>,
+}
+
+/// Reads the status of the sweep in `dir` (the only one there, or the last one recorded).
+pub async fn status(dir: &Path) -> Result<SweepStatusReport, SweepError> {
+    let db = dir.join(STORE_FILE);
+    if !db.is_file() {
+        return Err(SweepError::Io(format!(
+            "{} is not a sweep's run directory (no {STORE_FILE})",
+            dir.display()
+        )));
+    }
+    let store = SqliteStore::open(&db)?;
+    let sweep = store
+        .sweeps()
+        .await?
+        .pop()
+        .ok_or_else(|| SweepError::Io(format!("{} records no sweep", db.display())))?;
+    let running = File::options()
+        .write(true)
+        .open(dir.join(LOCK_FILE))
+        .ok()
+        .is_some_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+    Ok(SweepStatusReport {
+        runs: store.runs(&sweep.id).await?,
+        games: store.games(&sweep.id).await?,
+        totals: store.totals(&sweep.id).await?,
+        sweep,
+        running,
+    })
+}
+
+/// Sums of the ledger.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sums {
+    pub live: u64,
+    pub cache: u64,
+    pub retries: u64,
+    pub prompt: u64,
+    pub completion: u64,
+    pub cached: u64,
+    pub usd: f64,
+}
+
+impl Sums {
+    fn add(&mut self, t: &TotalsRow) {
+        match t.source.as_str() {
+            "live" => {
+                self.live += t.calls;
+                self.prompt += t.prompt_tokens;
+                self.completion += t.completion_tokens;
+                self.cached += t.cached_tokens;
+                self.usd += t.cost_usd;
+            }
+            "cache" => self.cache += t.calls,
+            _ => self.retries += t.calls,
+        }
+    }
+}
+
+impl SweepStatusReport {
+    /// The ledger summed, in all and by model.
+    pub fn sums(&self) -> (Sums, BTreeMap<String, Sums>) {
+        let mut all = Sums::default();
+        let mut by_model: BTreeMap<String, Sums> = BTreeMap::new();
+        for t in &self.totals {
+            all.add(t);
+            by_model.entry(t.model.clone()).or_default().add(t);
+        }
+        (all, by_model)
+    }
+
+    /// Games by state.
+    pub fn count(&self, state: GameState) -> usize {
+        self.games.iter().filter(|g| g.state == state).count()
+    }
+
+    /// The report as text.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let s = &self.sweep;
+        let state = if self.running {
+            "running now".to_string()
+        } else if s.status == crate::store::SweepStatus::Running {
+            "not running (its last run ended without a word: killed?) — `sweep run` continues it"
+                .to_string()
+        } else {
+            s.status.to_string()
+        };
+        let _ = writeln!(o, "sweep {} — {state}", s.name);
+        if let Some(note) = &s.note {
+            let _ = writeln!(o, "  last: {note}");
+        }
+        if let Some(r) = self.runs.last() {
+            let _ = writeln!(
+                o,
+                "  runs: {} (last {} on {}, pid {}, started {}{})",
+                self.runs.len(),
+                r.id,
+                r.host,
+                r.pid,
+                r.started_at,
+                r.outcome
+                    .as_ref()
+                    .map(|x| format!(", {x}"))
+                    .unwrap_or_default()
+            );
+        }
+        let _ = writeln!(
+            o,
+            "games: {} · {} done · {} failed · {} running · {} interrupted · {} pending",
+            self.games.len(),
+            self.count(GameState::Done),
+            self.count(GameState::Failed),
+            self.count(GameState::Running),
+            self.count(GameState::Interrupted),
+            self.count(GameState::Pending),
+        );
+        let (all, by_model) = self.sums();
+        let calls = all.live + all.cache;
+        let share = if calls > 0 {
+            100.0 * all.cache as f64 / calls as f64
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            o,
+            "calls: {} live · {} from the cache ({share:.1}%) · {} failed attempts retried",
+            all.live, all.cache, all.retries
+        );
+        let _ = writeln!(
+            o,
+            "tokens paid: {} prompt ({} provider-cached) · {} completion",
+            all.prompt, all.cached, all.completion
+        );
+        let budget = match (s.max_usd, s.max_tokens) {
+            (None, None) => String::new(),
+            (u, t) => format!(
+                " (budget:{}{})",
+                u.map(|u| format!(" ${u}")).unwrap_or_default(),
+                t.map(|t| format!(" {t} tokens")).unwrap_or_default()
+            ),
+        };
+        let _ = writeln!(o, "spent: ${:.4}{budget}", all.usd);
+        if !by_model.is_empty() {
+            let _ = writeln!(
+                o,
+                "\n{:<24} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10}",
+                "model", "live", "cache", "retries", "prompt", "completion", "USD"
+            );
+            for (m, x) in &by_model {
+                let _ = writeln!(
+                    o,
+                    "{:<24} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10.4}",
+                    m, x.live, x.cache, x.retries, x.prompt, x.completion, x.usd
+                );
+            }
+        }
+        let failed: Vec<&GameRow> = self
+            .games
+            .iter()
+            .filter(|g| g.state == GameState::Failed)
+            .collect();
+        if !failed.is_empty() {
+            let _ = writeln!(
+                o,
+                "\nfailed games (`sweep run --retry-failed` plays them again):"
+            );
+            for g in failed {
+                let _ = writeln!(
+                    o,
+                    "  {} [{}] {} repeat {}: {} (stage {})",
+                    &g.id[..12.min(g.id.len())],
+                    g.arm_label,
+                    g.script,
+                    g.repeat,
+                    g.reason.as_deref().unwrap_or("-"),
+                    g.stage.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        o
+    }
+}
