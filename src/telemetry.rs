@@ -25,6 +25,46 @@ pub const GATEWAY_RESTARTS: &str = "sleuth_node_gateway_restarts_total";
 pub const SWEEP_GAMES: &str = "sleuth_sweep_games";
 pub const SWEEP_BUDGET_USD: &str = "sleuth_sweep_budget_usd";
 
+/// The Prometheus type of an exported metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricKind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+impl MetricKind {
+    /// The type as the exposition format's `# TYPE` line names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricKind::Counter => "counter",
+            MetricKind::Gauge => "gauge",
+            MetricKind::Histogram => "histogram",
+        }
+    }
+}
+
+/// Every metric sleuth exports, with its type: what dashboards (`grafana/dashboards/`) and their test
+/// (`tests/dashboards.rs`) check queries against. A new constant above belongs here too (a unit test
+/// below fails otherwise), and in a dashboard panel (`tests/dashboards.rs` fails otherwise).
+pub const EXPORTED: &[(&str, MetricKind)] = &[
+    (LLM_CALLS, MetricKind::Counter),
+    (LLM_LATENCY, MetricKind::Histogram),
+    (LLM_TOKENS, MetricKind::Counter),
+    (LLM_COST, MetricKind::Counter),
+    (LLM_RETRIES, MetricKind::Counter),
+    (LLM_PARSE_FAILURES, MetricKind::Counter),
+    (LLM_IN_FLIGHT, MetricKind::Gauge),
+    (LLM_CACHE_HITS, MetricKind::Counter),
+    (GAMES, MetricKind::Counter),
+    (GAMES_IN_FLIGHT, MetricKind::Gauge),
+    (STAGE_DURATION, MetricKind::Histogram),
+    (MEMORY_RECORDS, MetricKind::Counter),
+    (GATEWAY_RESTARTS, MetricKind::Counter),
+    (SWEEP_GAMES, MetricKind::Gauge),
+    (SWEEP_BUDGET_USD, MetricKind::Gauge),
+];
+
 /// Buckets for LLM latency: from a local mock (milliseconds) to a slow hosted model (a minute).
 const LATENCY_BUCKETS: &[f64] = &[
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -128,4 +168,79 @@ pub fn describe() {
         Unit::Count,
         "Records added to agents' memory indexes."
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MetricKind, EXPORTED};
+
+    /// The values of every `pub const NAME: &str = "sleuth_…";` in this file, read from its source so
+    /// a constant added without an `EXPORTED` entry is caught.
+    fn declared_names() -> Vec<String> {
+        let file = include_str!("telemetry.rs");
+        let src = file.split("#[cfg(test)]").next().unwrap_or(file);
+        let mut names = Vec::new();
+        for decl in src.split("pub const ").skip(1) {
+            let Some((head, _)) = decl.split_once(';') else {
+                continue;
+            };
+            let Some((_, rest)) = head.split_once(": &str") else {
+                continue;
+            };
+            let value = rest.trim().trim_start_matches('=').trim().trim_matches('"');
+            if value.starts_with("sleuth_") {
+                names.push(value.to_string());
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn every_metric_constant_is_in_the_exported_list() {
+        let declared = declared_names();
+        // The scan reads constants on one line and split by rustfmt alike.
+        for known in [super::LLM_CALLS, super::SWEEP_BUDGET_USD] {
+            assert!(
+                declared.iter().any(|d| d == known),
+                "{known} in {declared:?}"
+            );
+        }
+        for name in &declared {
+            assert!(
+                EXPORTED.iter().any(|(n, _)| n == name),
+                "{name} is a metric constant but not in telemetry::EXPORTED"
+            );
+        }
+        for (i, (name, _)) in EXPORTED.iter().enumerate() {
+            assert!(
+                declared.iter().any(|d| d == name),
+                "EXPORTED names {name}, which no `pub const` of telemetry.rs declares"
+            );
+            assert!(
+                EXPORTED[..i].iter().all(|(n, _)| n != name),
+                "EXPORTED lists {name} twice"
+            );
+        }
+    }
+
+    #[test]
+    fn exported_names_follow_prometheus_conventions_for_their_kind() {
+        for (name, kind) in EXPORTED {
+            assert!(name.starts_with("sleuth_"), "{name}");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{name}"
+            );
+            match kind {
+                MetricKind::Counter => assert!(name.ends_with("_total"), "counter {name}"),
+                MetricKind::Gauge | MetricKind::Histogram => {
+                    assert!(!name.ends_with("_total"), "{} {name}", kind.as_str());
+                    for suffix in ["_bucket", "_sum", "_count"] {
+                        assert!(!name.ends_with(suffix), "{} {name}", kind.as_str());
+                    }
+                }
+            }
+        }
+    }
 }

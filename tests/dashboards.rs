@@ -1,0 +1,1363 @@
+//! The Grafana dashboards (`grafana/`): every query names only metrics the code exports
+//! (`telemetry::EXPORTED`), histogram suffixes only on histograms and only labels the code attaches to
+//! the metric; every exported metric has a panel; the provisioning files point at the dashboards
+//! folder and at the datasource the dashboards use; `promtool` parses every query; and, end to end, a
+//! sweep's real `/metrics` scrape carries exactly the labels the dashboards were checked against, and a
+//! real Prometheus scraping it answers every panel's query and every variable with data.
+//!
+//! Where the label table comes from: the `metrics::counter!` / `gauge!` / `histogram!` call sites under
+//! `src/` (read by [`code_labels`]), proven equal to the scrape by
+//! `a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel`.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sleuth::telemetry::{MetricKind, EXPORTED};
+
+/// The datasource uid the provisioning file declares and every panel names.
+const DATASOURCE_UID: &str = "sleuth-prometheus";
+/// Where the provider loads dashboards from: `grafana/dashboards/` is mounted there.
+const DASHBOARDS_MOUNT: &str = "/var/lib/grafana/dashboards";
+/// The Prometheus URL Grafana is provisioned with (the compose service name).
+const PROMETHEUS_URL: &str = "http://prometheus:9090";
+/// The template variables every dashboard offers.
+const REQUIRED_VARIABLES: &[&str] = &["model", "arm", "phase"];
+/// Exported metrics the end-to-end scenario does not produce, checked against the call sites only.
+/// Empty: the scenario exercises every metric; a metric only another mode emits may be listed here.
+const NOT_IN_SCENARIO: &[&str] = &[];
+
+// ------------------------------------------------------------------------------------------------
+// The code's metrics: kinds from telemetry::EXPORTED, labels from the call sites.
+
+fn kind_of(name: &str) -> Option<MetricKind> {
+    EXPORTED.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+}
+
+/// `NAME -> "sleuth_…"` for every `pub const NAME: &str = "…";` of `src/telemetry.rs`.
+fn metric_constants() -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(common::crate_file("src/telemetry.rs"))
+        .expect("read src/telemetry.rs");
+    let mut out = BTreeMap::new();
+    for decl in text.split("pub const ").skip(1) {
+        let Some((head, _)) = decl.split_once(';') else {
+            continue;
+        };
+        let Some((name, rest)) = head.split_once(": &str") else {
+            continue;
+        };
+        let value = rest.trim().trim_start_matches('=').trim().trim_matches('"');
+        if value.starts_with("sleuth_") {
+            out.insert(name.trim().to_string(), value.to_string());
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The byte index just past the `)` closing the `(` at `open`, skipping string literals.
+fn closing_paren(text: &str, open: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The label names the code attaches to each metric, by metric name: every `metrics::counter!`,
+/// `gauge!` and `histogram!` call under `src/` (not the `describe_*!` ones), its first argument a
+/// constant of `src/telemetry.rs`, its labels the `"name" =>` pairs. A call site this cannot read
+/// fails the test, so a new way of recording a metric is noticed here. Also checks that the macro's
+/// kind is the metric's kind in `EXPORTED`.
+fn code_labels() -> BTreeMap<String, BTreeSet<String>> {
+    let constants = metric_constants();
+    let mut files = Vec::new();
+    rust_files(&common::crate_file("src"), &mut files);
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read a source file");
+        let rel = file
+            .strip_prefix(common::crate_file(""))
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        for (macro_kind, kind) in [
+            ("counter!(", MetricKind::Counter),
+            ("gauge!(", MetricKind::Gauge),
+            ("histogram!(", MetricKind::Histogram),
+        ] {
+            for (at, _) in text.match_indices(macro_kind) {
+                if text[..at].ends_with("describe_") {
+                    continue;
+                }
+                let line = text[..at].lines().count();
+                let open = at + macro_kind.len() - 1;
+                let Some(close) = closing_paren(&text, open) else {
+                    problems.push(format!("{rel}:{line}: unbalanced {macro_kind}"));
+                    continue;
+                };
+                let args = &text[open + 1..close - 1];
+                let first = args.split(',').next().unwrap_or("").trim();
+                let constant = first.rsplit("::").next().unwrap_or(first);
+                let Some(name) = constants.get(constant) else {
+                    problems.push(format!(
+                        "{rel}:{line}: {macro_kind} names `{first}`, not a metric constant of src/telemetry.rs"
+                    ));
+                    continue;
+                };
+                match kind_of(name) {
+                    Some(k) if k == kind => {}
+                    Some(k) => problems.push(format!(
+                        "{rel}:{line}: {name} recorded with {macro_kind} but EXPORTED says {}",
+                        k.as_str()
+                    )),
+                    None => problems.push(format!("{rel}:{line}: {name} is not in EXPORTED")),
+                }
+                let labels = out.entry(name.clone()).or_default();
+                for (arrow, _) in args.match_indices("=>") {
+                    let before = args[..arrow].trim_end();
+                    let label = before
+                        .strip_suffix('"')
+                        .and_then(|b| b.rsplit_once('"'))
+                        .map(|(_, l)| l);
+                    match label {
+                        Some(l) => {
+                            labels.insert(l.to_string());
+                        }
+                        None => problems.push(format!(
+                            "{rel}:{line}: a label of {name} is not a string literal: {args}"
+                        )),
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for (name, _) in EXPORTED {
+        assert!(
+            out.contains_key(*name),
+            "{name} is exported but no metrics::counter!/gauge!/histogram! under src/ records it"
+        );
+    }
+    out
+}
+
+// ------------------------------------------------------------------------------------------------
+// The dashboards and provisioning files.
+
+fn grafana(rel: &str) -> PathBuf {
+    common::crate_file("grafana").join(rel)
+}
+
+/// Every `grafana/dashboards/*.json`, parsed, by file name.
+fn dashboards() -> Vec<(String, Value)> {
+    let dir = grafana("dashboards");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.extension().is_some_and(|x| x == "json") {
+            let text = std::fs::read_to_string(&path).expect("read a dashboard");
+            let json: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+            let name = path.file_name().expect("file name").to_string_lossy();
+            out.push((name.into_owned(), json));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(!out.is_empty(), "no dashboards in {}", dir.display());
+    out
+}
+
+/// Panels of a dashboard, rows' nested panels included (collapsed rows hold theirs).
+fn panels(dashboard: &Value) -> Vec<&Value> {
+    let mut out = Vec::new();
+    for p in dashboard["panels"].as_array().into_iter().flatten() {
+        out.push(p);
+        for inner in p["panels"].as_array().into_iter().flatten() {
+            out.push(inner);
+        }
+    }
+    out
+}
+
+/// One PromQL query of a dashboard, with where it is.
+struct Query {
+    dashboard: String,
+    panel: String,
+    expr: String,
+}
+
+fn queries(dashboards: &[(String, Value)]) -> Vec<Query> {
+    let mut out = Vec::new();
+    for (file, d) in dashboards {
+        for p in panels(d) {
+            for t in p["targets"].as_array().into_iter().flatten() {
+                out.push(Query {
+                    dashboard: file.clone(),
+                    panel: p["title"].as_str().unwrap_or("?").to_string(),
+                    expr: t["expr"].as_str().unwrap_or("").to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `label_values(METRIC_SELECTOR, LABEL)` of a variable, split.
+fn label_values(query: &str) -> Option<(&str, &str)> {
+    let inner = query
+        .trim()
+        .strip_prefix("label_values(")?
+        .strip_suffix(')')?;
+    let (selector, label) = inner.rsplit_once(',')?;
+    Some((selector.trim(), label.trim()))
+}
+
+/// The variables of a dashboard: name and `label_values` query.
+fn variables(dashboard: &Value) -> Vec<(String, String)> {
+    dashboard["templating"]["list"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            let query = match &v["query"] {
+                Value::String(s) => s.clone(),
+                q => q["query"].as_str().unwrap_or("").to_string(),
+            };
+            (v["name"].as_str().unwrap_or("").to_string(), query)
+        })
+        .collect()
+}
+
+/// `key: value` pairs of a small YAML file (one mapping per line, list dashes and comments ignored):
+/// enough for the provisioning files, which have no nested lists or multi-line values.
+fn yaml_pairs(path: &Path) -> Vec<(String, String)> {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    text.lines()
+        .map(|l| l.split(" #").next().unwrap_or(l).trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.trim_start_matches("- "))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| {
+            let v = v.trim().trim_matches('"').trim_matches('\'');
+            (k.trim().to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn yaml_get<'a>(pairs: &'a [(String, String)], key: &str) -> Vec<&'a str> {
+    pairs
+        .iter()
+        .filter(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .collect()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Enough of PromQL to find the metrics, matchers, groupings and variables of a query.
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Str(String),
+    Num,
+    /// A Grafana variable outside a string (`$__interval` in a range is skipped with the range).
+    Var(String),
+    Punct(char),
+    Op(String),
+}
+
+fn lex(expr: &str) -> Result<Vec<Tok>, String> {
+    let c: Vec<char> = expr.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let ident = |ch: char| ch.is_ascii_alphanumeric() || ch == '_' || ch == ':';
+    while i < c.len() {
+        let ch = c[i];
+        if ch.is_whitespace() {
+            i += 1;
+        } else if ch == '[' {
+            // A range or subquery: durations and variables only.
+            while i < c.len() && c[i] != ']' {
+                i += 1;
+            }
+            if i == c.len() {
+                return Err("unclosed `[`".into());
+            }
+            i += 1;
+        } else if ch == '"' || ch == '\'' || ch == '`' {
+            let mut s = String::new();
+            i += 1;
+            while i < c.len() && c[i] != ch {
+                if c[i] == '\\' && ch != '`' {
+                    i += 1;
+                }
+                if i < c.len() {
+                    s.push(c[i]);
+                }
+                i += 1;
+            }
+            if i == c.len() {
+                return Err("unclosed string".into());
+            }
+            i += 1;
+            out.push(Tok::Str(s));
+        } else if ch.is_ascii_digit()
+            || (ch == '.' && c.get(i + 1).is_some_and(char::is_ascii_digit))
+        {
+            while i < c.len() && (c[i].is_ascii_alphanumeric() || c[i] == '.') {
+                let exp = c[i] == 'e' || c[i] == 'E';
+                i += 1;
+                if exp && i < c.len() && (c[i] == '+' || c[i] == '-') {
+                    i += 1;
+                }
+            }
+            out.push(Tok::Num);
+        } else if ch.is_ascii_alphabetic() || ch == '_' || ch == ':' {
+            let start = i;
+            while i < c.len() && ident(c[i]) {
+                i += 1;
+            }
+            out.push(Tok::Ident(c[start..i].iter().collect()));
+        } else if ch == '$' {
+            let start = i;
+            i += 1;
+            if c.get(i) == Some(&'{') {
+                while i < c.len() && c[i] != '}' {
+                    i += 1;
+                }
+                i += 1;
+            } else {
+                while i < c.len() && ident(c[i]) {
+                    i += 1;
+                }
+            }
+            out.push(Tok::Var(c[start..i.min(c.len())].iter().collect()));
+        } else if "(){},".contains(ch) {
+            out.push(Tok::Punct(ch));
+            i += 1;
+        } else if "=!~<>".contains(ch) {
+            // Comparison and matcher operators: `=`, `!=`, `=~`, `!~`, `==`, `<=`, `>=`, `<`, `>`.
+            let start = i;
+            while i < c.len() && "=!~<>".contains(c[i]) {
+                i += 1;
+            }
+            out.push(Tok::Op(c[start..i].iter().collect()));
+        } else if "+-*/%^".contains(ch) {
+            out.push(Tok::Op(ch.to_string()));
+            i += 1;
+        } else {
+            return Err(format!("unexpected character `{ch}`"));
+        }
+    }
+    Ok(out)
+}
+
+const AGGREGATIONS: &[&str] = &[
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "count",
+    "group",
+    "stddev",
+    "stdvar",
+    "topk",
+    "bottomk",
+    "quantile",
+    "count_values",
+];
+const KEYWORDS: &[&str] = &[
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "and",
+    "or",
+    "unless",
+    "offset",
+    "inf",
+    "nan",
+    "Inf",
+    "NaN",
+];
+
+/// A metric selector in a query: the exported metric, the suffix it was named with, its matchers.
+#[derive(Debug)]
+struct Selector {
+    at: usize,
+    metric: String,
+    suffix: Option<&'static str>,
+    matchers: Vec<(String, String, String)>,
+}
+
+/// A query's parts: selectors; label lists of `by`/`without` with the token range they apply to;
+/// `on`/`ignoring`/`group_*` labels (checked against every selector); Grafana variables used.
+#[derive(Debug, Default)]
+struct Parsed {
+    selectors: Vec<Selector>,
+    groupings: Vec<(Vec<String>, std::ops::Range<usize>)>,
+    matching: Vec<String>,
+    variables: BTreeSet<String>,
+}
+
+/// The labels of a `( a, b )` list starting at `toks[i]`, and the index after it.
+fn label_list(toks: &[Tok], mut i: usize) -> Result<(Vec<String>, usize), String> {
+    if toks.get(i) != Some(&Tok::Punct('(')) {
+        return Err("expected `(` after by/without/on/ignoring".into());
+    }
+    i += 1;
+    let mut labels = Vec::new();
+    loop {
+        match toks.get(i) {
+            Some(Tok::Punct(')')) => return Ok((labels, i + 1)),
+            Some(Tok::Punct(',')) => i += 1,
+            Some(Tok::Ident(l)) => {
+                labels.push(l.clone());
+                i += 1;
+            }
+            t => return Err(format!("unexpected {t:?} in a label list")),
+        }
+    }
+}
+
+/// The index just past the `)` matching the `(` at `toks[i]`.
+fn matching(toks: &[Tok], i: usize) -> Result<usize, String> {
+    let mut depth = 0usize;
+    for (j, t) in toks.iter().enumerate().skip(i) {
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(j + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    Err("unbalanced parentheses".into())
+}
+
+/// Resolves a name used in a query to an exported metric and the histogram suffix it carries.
+fn resolve(name: &str) -> Result<(String, Option<&'static str>), String> {
+    if kind_of(name).is_some() {
+        return Ok((name.to_string(), None));
+    }
+    for suffix in ["_bucket", "_sum", "_count"] {
+        if let Some(base) = name.strip_suffix(suffix) {
+            match kind_of(base) {
+                Some(MetricKind::Histogram) => return Ok((base.to_string(), Some(suffix))),
+                Some(k) => {
+                    return Err(format!(
+                        "`{name}`: the suffix {suffix} is for histograms, and {base} is a {}",
+                        k.as_str()
+                    ))
+                }
+                None => {}
+            }
+        }
+    }
+    Err(format!(
+        "`{name}` is not a metric the code exports (telemetry::EXPORTED)"
+    ))
+}
+
+fn parse(expr: &str) -> Result<Parsed, String> {
+    let toks = lex(expr)?;
+    let mut p = Parsed::default();
+    for t in &toks {
+        if let Tok::Var(v) = t {
+            p.variables.insert(v.clone());
+        }
+        if let Tok::Str(s) = t {
+            for (at, _) in s.match_indices('$') {
+                let rest = s[at + 1..].trim_start_matches('{');
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                p.variables.insert(format!("${name}"));
+            }
+        }
+    }
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Ident(id) if AGGREGATIONS.contains(&id.as_str()) => {
+                let mut j = i + 1;
+                let mut labels = None;
+                if let Some(Tok::Ident(kw)) = toks.get(j) {
+                    if kw == "by" || kw == "without" {
+                        let (l, next) = label_list(&toks, j + 1)?;
+                        labels = Some(l);
+                        j = next;
+                    }
+                }
+                if toks.get(j) != Some(&Tok::Punct('(')) {
+                    return Err(format!("`{id}` without its argument"));
+                }
+                let end = matching(&toks, j)?;
+                if labels.is_none() {
+                    if let Some(Tok::Ident(kw)) = toks.get(end) {
+                        if kw == "by" || kw == "without" {
+                            labels = Some(label_list(&toks, end + 1)?.0);
+                        }
+                    }
+                }
+                if let Some(l) = labels {
+                    p.groupings.push((l, j..end));
+                }
+                i = j;
+            }
+            Tok::Ident(id)
+                if ["on", "ignoring", "group_left", "group_right"].contains(&id.as_str()) =>
+            {
+                if toks.get(i + 1) == Some(&Tok::Punct('(')) {
+                    let (l, next) = label_list(&toks, i + 1)?;
+                    p.matching.extend(l);
+                    i = next;
+                } else {
+                    i += 1;
+                }
+            }
+            // A grouping written after its aggregation's argument (checked with the aggregation).
+            Tok::Ident(id)
+                if (id == "by" || id == "without") && toks.get(i + 1) == Some(&Tok::Punct('(')) =>
+            {
+                i = label_list(&toks, i + 1)?.1;
+            }
+            Tok::Ident(id) if KEYWORDS.contains(&id.as_str()) => i += 1,
+            Tok::Ident(_) if toks.get(i + 1) == Some(&Tok::Punct('(')) => i += 1, // a function
+            Tok::Ident(id) => {
+                let (metric, suffix) = resolve(id)?;
+                let mut sel = Selector {
+                    at: i,
+                    metric,
+                    suffix,
+                    matchers: Vec::new(),
+                };
+                i += 1;
+                if toks.get(i) == Some(&Tok::Punct('{')) {
+                    i += 1;
+                    loop {
+                        match (toks.get(i), toks.get(i + 1), toks.get(i + 2)) {
+                            (Some(Tok::Punct('}')), _, _) => {
+                                i += 1;
+                                break;
+                            }
+                            (Some(Tok::Punct(',')), _, _) => i += 1,
+                            (Some(Tok::Ident(l)), Some(Tok::Op(op)), Some(Tok::Str(v)))
+                                if ["=", "!=", "=~", "!~"].contains(&op.as_str()) =>
+                            {
+                                sel.matchers.push((l.clone(), op.clone(), v.clone()));
+                                i += 3;
+                            }
+                            t => return Err(format!("bad matcher of {id}: {t:?}")),
+                        }
+                    }
+                }
+                p.selectors.push(sel);
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(p)
+}
+
+/// The labels a selector may name: the code's labels of its metric, plus `le` on a `_bucket`.
+fn allowed_labels(sel: &Selector, code: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<String> {
+    let mut labels = code.get(&sel.metric).cloned().unwrap_or_default();
+    if sel.suffix == Some("_bucket") {
+        labels.insert("le".into());
+    }
+    labels
+}
+
+/// Every problem of one query: unknown metrics, misplaced suffixes, labels the metric does not
+/// have (in matchers, groupings and `{{legend}}` placeholders), undefined variables.
+fn check_query(
+    expr: &str,
+    legend: &str,
+    defined: &BTreeSet<String>,
+    code: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    if expr.trim().is_empty() {
+        return vec!["empty expr".into()];
+    }
+    let p = match parse(expr) {
+        Ok(p) => p,
+        Err(e) => return vec![e],
+    };
+    let mut problems = Vec::new();
+    if p.selectors.is_empty() {
+        problems.push("names no sleuth metric".into());
+    }
+    for sel in &p.selectors {
+        let allowed = allowed_labels(sel, code);
+        for (label, _, _) in &sel.matchers {
+            if !allowed.contains(label) {
+                problems.push(format!(
+                    "metric {} has no label `{label}` (the code attaches {allowed:?})",
+                    sel.metric
+                ));
+            }
+        }
+    }
+    for (labels, range) in &p.groupings {
+        for sel in p.selectors.iter().filter(|s| range.contains(&s.at)) {
+            let allowed = allowed_labels(sel, code);
+            for l in labels.iter().filter(|l| !allowed.contains(*l)) {
+                problems.push(format!(
+                    "groups by `{l}`, which metric {} does not have (the code attaches {allowed:?})",
+                    sel.metric
+                ));
+            }
+        }
+    }
+    for l in &p.matching {
+        for sel in &p.selectors {
+            if !allowed_labels(sel, code).contains(l) {
+                problems.push(format!(
+                    "matches on `{l}`, which metric {} does not have",
+                    sel.metric
+                ));
+            }
+        }
+    }
+    for v in &p.variables {
+        let name = v.trim_start_matches('$');
+        if !name.starts_with("__") && !defined.contains(name) {
+            problems.push(format!("uses {v}, which the dashboard does not define"));
+        }
+    }
+    // `{{label}}` in the legend: a label of some selector of the query.
+    let all: BTreeSet<String> = p
+        .selectors
+        .iter()
+        .flat_map(|s| allowed_labels(s, code))
+        .collect();
+    for part in legend.split("{{").skip(1) {
+        let l = part.split("}}").next().unwrap_or("").trim();
+        if !all.contains(l) {
+            problems.push(format!(
+                "legend names `{{{{{l}}}}}`, a label of none of its metrics"
+            ));
+        }
+    }
+    problems
+}
+
+/// The expr with Grafana's variables replaced the way Grafana would for "All" and a 1-hour range:
+/// what Prometheus itself can evaluate.
+fn concrete(expr: &str) -> String {
+    let mut s = expr
+        .replace("$__rate_interval", "1m")
+        .replace("$__interval", "1m")
+        .replace("$__range", "1h");
+    // Every remaining variable is a multi-value "All" one: `.*` inside a regex matcher.
+    while let Some(at) = s.find('$') {
+        let rest = &s[at + 1..];
+        let len = if rest.starts_with('{') {
+            rest.find('}').map_or(rest.len(), |e| e + 1)
+        } else {
+            rest.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .count()
+        };
+        s.replace_range(at..at + 1 + len, ".*");
+    }
+    s
+}
+
+// ------------------------------------------------------------------------------------------------
+// The static tests.
+
+#[test]
+fn dashboards_query_only_what_the_code_exports() {
+    let code = code_labels();
+    let mut problems = Vec::new();
+    let mut uids = BTreeSet::new();
+    for (file, d) in dashboards() {
+        let at = |panel: &str, what: String| format!("{file}, panel \"{panel}\": {what}");
+        let schema = d["schemaVersion"].as_u64().unwrap_or(0);
+        if schema < 38 {
+            problems.push(format!("{file}: schemaVersion {schema} < 38 (Grafana 10)"));
+        }
+        let uid = d["uid"].as_str().unwrap_or("");
+        if uid.is_empty() || !uids.insert(uid.to_string()) {
+            problems.push(format!(
+                "{file}: missing or duplicate dashboard uid `{uid}`"
+            ));
+        }
+        if d["title"].as_str().unwrap_or("").is_empty() {
+            problems.push(format!("{file}: no title"));
+        }
+        let vars = variables(&d);
+        let defined: BTreeSet<String> = vars.iter().map(|(n, _)| n.clone()).collect();
+        for v in REQUIRED_VARIABLES {
+            if !defined.contains(*v) {
+                problems.push(format!("{file}: no `{v}` template variable"));
+            }
+        }
+        for var in d["templating"]["list"].as_array().into_iter().flatten() {
+            let name = var["name"].as_str().unwrap_or("?");
+            if var["datasource"]["uid"] != DATASOURCE_UID {
+                problems.push(format!(
+                    "{file}: variable {name} does not use datasource {DATASOURCE_UID}"
+                ));
+            }
+        }
+        for (name, query) in &vars {
+            let Some((selector, label)) = label_values(query) else {
+                problems.push(format!(
+                    "{file}: variable {name} is not label_values(metric, label): `{query}`"
+                ));
+                continue;
+            };
+            match parse(selector) {
+                Ok(p) if p.selectors.len() == 1 => {
+                    let allowed = allowed_labels(&p.selectors[0], &code);
+                    if !allowed.contains(label) {
+                        problems.push(format!(
+                            "{file}: variable {name}: {} has no label `{label}` (the code attaches {allowed:?})",
+                            p.selectors[0].metric
+                        ));
+                    }
+                }
+                Ok(_) => problems.push(format!("{file}: variable {name}: one metric expected")),
+                Err(e) => problems.push(format!("{file}: variable {name}: {e}")),
+            }
+        }
+
+        let mut ids = BTreeSet::new();
+        for p in panels(&d) {
+            let title = p["title"].as_str().unwrap_or("");
+            let kind = p["type"].as_str().unwrap_or("");
+            if title.is_empty() {
+                problems.push(format!("{file}: a {kind} panel without a title"));
+            }
+            if !ids.insert(p["id"].as_u64().unwrap_or(0)) {
+                problems.push(at(title, format!("duplicate or missing id {}", p["id"])));
+            }
+            let g = &p["gridPos"];
+            let (x, w) = (g["x"].as_u64().unwrap_or(99), g["w"].as_u64().unwrap_or(99));
+            if x + w > 24 || g["h"].as_u64().unwrap_or(0) == 0 {
+                problems.push(at(title, format!("gridPos {g} does not fit 24 columns")));
+            }
+            if kind == "row" {
+                continue;
+            }
+            if p["description"].as_str().unwrap_or("").is_empty() {
+                problems.push(at(title, "no description".into()));
+            }
+            if p["datasource"]["uid"] != DATASOURCE_UID {
+                problems.push(at(title, format!("datasource is not {DATASOURCE_UID}")));
+            }
+            let targets = p["targets"].as_array().cloned().unwrap_or_default();
+            if targets.is_empty() {
+                problems.push(at(title, "no targets".into()));
+            }
+            for t in &targets {
+                if t["datasource"]["uid"] != DATASOURCE_UID {
+                    problems.push(at(
+                        title,
+                        format!("a target's datasource is not {DATASOURCE_UID}"),
+                    ));
+                }
+                let expr = t["expr"].as_str().unwrap_or("");
+                let legend = t["legendFormat"].as_str().unwrap_or("");
+                for e in check_query(expr, legend, &defined, &code) {
+                    problems.push(at(title, format!("{e}\n    in `{expr}`")));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_exported_metric_has_a_panel() {
+    let dashboards = dashboards();
+    let mut used = BTreeSet::new();
+    for q in queries(&dashboards) {
+        if let Ok(p) = parse(&q.expr) {
+            used.extend(p.selectors.into_iter().map(|s| s.metric));
+        }
+    }
+    let missing: Vec<&str> = EXPORTED
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !used.contains(*n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "exported metrics no dashboard panel queries (add a panel to grafana/dashboards/): {missing:?}"
+    );
+}
+
+#[test]
+fn provisioning_points_at_the_dashboards_and_their_datasource() {
+    let ds = yaml_pairs(&grafana("provisioning/datasources/prometheus.yaml"));
+    assert_eq!(yaml_get(&ds, "apiVersion"), ["1"]);
+    assert_eq!(yaml_get(&ds, "type"), ["prometheus"], "{ds:?}");
+    assert_eq!(yaml_get(&ds, "uid"), [DATASOURCE_UID], "{ds:?}");
+    assert_eq!(yaml_get(&ds, "url"), [PROMETHEUS_URL], "{ds:?}");
+    assert_eq!(yaml_get(&ds, "access"), ["proxy"], "{ds:?}");
+
+    let provider = yaml_pairs(&grafana("provisioning/dashboards/sleuth.yaml"));
+    assert_eq!(yaml_get(&provider, "apiVersion"), ["1"]);
+    assert_eq!(yaml_get(&provider, "type"), ["file"], "{provider:?}");
+    assert_eq!(
+        yaml_get(&provider, "path"),
+        [DASHBOARDS_MOUNT],
+        "{provider:?}"
+    );
+
+    // Every panel and variable of every dashboard uses the provisioned datasource (checked in
+    // detail above); here: the uid is the one the provisioning file declares, and nothing else is
+    // referenced by uid anywhere in the dashboards.
+    for (file, d) in dashboards() {
+        let text = d.to_string();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("\"uid\":\"") {
+            rest = &rest[at + 7..];
+            let uid = &rest[..rest.find('"').unwrap_or(0)];
+            assert!(
+                uid == DATASOURCE_UID || uid == "-- Grafana --" || uid == d["uid"],
+                "{file} references uid `{uid}`, not the provisioned datasource {DATASOURCE_UID}"
+            );
+        }
+    }
+}
+
+/// A `promtool` binary, or `None` when the caller may skip (SLEUTH_SKIP_PROMTOOL=1).
+fn promtool_or_skip(what: &str) -> Option<PathBuf> {
+    match common::find_promtool() {
+        Some(p) => Some(p),
+        None if std::env::var("SLEUTH_SKIP_PROMTOOL").as_deref() == Ok("1") => {
+            eprintln!("skipped {what}: promtool not found and SLEUTH_SKIP_PROMTOOL=1");
+            None
+        }
+        None => panic!(
+            "promtool not found on PATH or at /usr/bin/promtool: run scripts/ensure-promtool.sh \
+             (or set SLEUTH_SKIP_PROMTOOL=1 to skip {what})"
+        ),
+    }
+}
+
+#[test]
+fn promtool_parses_every_panel_query() {
+    let Some(promtool) = promtool_or_skip("the PromQL check of the dashboards") else {
+        return;
+    };
+    let qs = queries(&dashboards());
+    let mut rules = String::from("groups:\n  - name: dashboards\n    rules:\n");
+    for (i, q) in qs.iter().enumerate() {
+        let expr = serde_json::to_string(&concrete(&q.expr)).expect("a JSON string");
+        rules.push_str(&format!(
+            "      - record: dashboard:query:{i}\n        expr: {expr}\n"
+        ));
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = tmp.path().join("dashboards.rules.yaml");
+    std::fs::write(&file, &rules).expect("write the rules");
+    let out = Command::new(&promtool)
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .expect("run promtool");
+    if !out.status.success() {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let index: Vec<String> = qs
+            .iter()
+            .enumerate()
+            .map(|(i, q)| format!("{i}: {} / {}: {}", q.dashboard, q.panel, q.expr))
+            .collect();
+        panic!(
+            "promtool rejected a dashboard query:\n{stdout}{stderr}\nqueries:\n{}",
+            index.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_query_checker_catches_what_it_should() {
+    // The checker itself: a test that passes whatever the dashboards say would prove nothing.
+    let code = code_labels();
+    let vars: BTreeSet<String> = ["model".to_string()].into();
+    let ok = |e: &str| check_query(e, "", &vars, &code);
+    assert_eq!(
+        ok(
+            r#"histogram_quantile(0.95, sum by (le, model) (rate(sleuth_llm_request_duration_seconds_bucket{model=~"$model"}[$__rate_interval])))"#
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ok("sum(sleuth_llm_cost_microusd_total) / 1e6 / max(sleuth_sweep_budget_usd)"),
+        Vec::<String>::new()
+    );
+    let fails = |e: &str, what: &str| {
+        let p = ok(e);
+        assert!(
+            p.iter().any(|m| m.contains(what)),
+            "`{e}` should fail with `{what}`: {p:?}"
+        );
+    };
+    fails(
+        "rate(sleuth_no_such_metric[5m])",
+        "not a metric the code exports",
+    );
+    fails("sleuth_llm_calls_total_count", "is a counter");
+    fails("sum by (le) (sleuth_llm_calls_total)", "groups by `le`");
+    fails(
+        r#"sleuth_llm_retries_total{phase="gameplay"}"#,
+        "no label `phase`",
+    );
+    fails(
+        "sum by (arm) (rate(sleuth_llm_calls_total[5m]))",
+        "groups by `arm`",
+    );
+    fails(
+        r#"sum(rate(sleuth_llm_request_duration_seconds_sum{le="1"}[5m]))"#,
+        "no label `le`",
+    );
+    fails(r#"sleuth_llm_calls_total{arm=~"$arm"}"#, "no label `arm`");
+    fails(r#"sleuth_llm_calls_total{model=~"$modle"}"#, "$modle");
+    fails(
+        "sum(sleuth_games_total) by (stage)",
+        "groups by `stage`, which metric sleuth_games_total",
+    );
+    fails(
+        "sleuth_games_total / on (model) sleuth_games_in_flight",
+        "matches on `model`",
+    );
+    let legend = check_query(
+        "sum by (model) (sleuth_llm_calls_total)",
+        "{{modle}}",
+        &vars,
+        &code,
+    );
+    assert!(legend.iter().any(|m| m.contains("modle")), "{legend:?}");
+    assert_eq!(
+        concrete(r#"rate(x{a=~"$model", b=~"${arm}"}[$__rate_interval]) [$__range]"#),
+        r#"rate(x{a=~".*", b=~".*"}[1m]) [1h]"#
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// End to end: a sweep's scrape, and a real Prometheus answering every panel.
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local address").port()
+}
+
+/// The families of a scrape: TYPE, and the label names of its samples (`le` of buckets left out).
+fn scrape_families(text: &str) -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let mut out: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("a TYPE line");
+            out.entry(name.to_string()).or_default().0 = kind.to_string();
+        }
+    }
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let series = line.rsplit_once(' ').map_or(line, |(s, _)| s);
+        let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| {
+                name.strip_suffix(s)
+                    .filter(|b| out.get(*b).is_some_and(|(k, _)| k == "histogram"))
+            })
+            .unwrap_or(name);
+        let entry = out.entry(family.to_string()).or_default();
+        let labels = labels.strip_suffix('}').unwrap_or(labels);
+        // sleuth's label values hold no `,` or `"` (low-cardinality names).
+        for kv in labels.split(',').filter(|kv| !kv.is_empty()) {
+            let (k, _) = kv.split_once('=').expect("label=value");
+            if k != "le" {
+                entry.1.insert(k.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A Prometheus server of our own, stopped (by its pid) when dropped.
+struct Prometheus {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_prometheus(binary: &Path, dir: &Path, target: SocketAddr) -> Prometheus {
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: sleuth\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .expect("write prometheus.yml");
+    let port = free_port();
+    let child = Command::new(binary)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("prometheus.log")).expect("log file"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+    Prometheus {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// Percent-encodes a query parameter.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn get_json(url: &str) -> Result<Value, String> {
+    let r = reqwest::get(url).await.map_err(|e| e.to_string())?;
+    let status = r.status();
+    let text = r.text().await.map_err(|e| e.to_string())?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{status}: {e}: {text}"))?;
+    if v["status"] != "success" {
+        return Err(format!("{status}: {text}"));
+    }
+    Ok(v)
+}
+
+/// The result of an instant query (a vector), or why there is none.
+async fn instant(prom: &Prometheus, expr: &str) -> Result<Vec<Value>, String> {
+    let v = get_json(&format!("{}/api/v1/query?query={}", prom.url, encode(expr))).await?;
+    Ok(v["data"]["result"].as_array().cloned().unwrap_or_default())
+}
+
+/// The sweep the scenario runs, priced and with a budget: two ThinkThrice arms on the simulated model
+/// that differ only after the clues (so one replays the other's early calls from the cache), and a
+/// MIRAGE arm on a flaky mock endpoint (429/500s retried; its first reply malformed and re-asked —
+/// every MIRAGE call has a format to break).
+fn scenario_sweep(dir: &Path, mock_url: &str) -> PathBuf {
+    let script = common::crate_file("examples/night-ferry.toml");
+    let text = format!(
+        r#"name = "dash"
+out = "{out}"
+scripts = ["{script}"]
+repeats = 1
+seed = 3
+concurrency = 4
+[[arms]]
+protocol = "thinkthrice"
+modules = "mr"
+model = "sim"
+rounds_before_clues = 1
+rounds_after_clues = 1
+[[arms]]
+protocol = "thinkthrice"
+modules = "mr"
+model = "sim"
+rounds_before_clues = 1
+rounds_after_clues = 2
+[[arms]]
+protocol = "mirage"
+framework = "mirage"
+model = "flaky"
+iterations = 1
+[evaluation]
+repeats = 1
+[models.sim]
+provider = "simulated"
+latency_ms = 5
+input_usd_per_mtok = 1.0
+output_usd_per_mtok = 2.0
+[models.flaky]
+provider = "openai"
+base_url = "{mock_url}"
+model = "sim-1"
+api_key_env = "PATH"
+input_usd_per_mtok = 3.0
+output_usd_per_mtok = 6.0
+[budget]
+max_usd = 1000.0
+[gateway]
+max_retries = 10
+retry_base_ms = 1
+"#,
+        out = dir.join("run").display(),
+        script = script.display(),
+    );
+    let path = dir.join("sweep.toml");
+    std::fs::write(&path, text).expect("write the sweep file");
+    path
+}
+
+/// Restarts a node's gateway once (as a crash would), so the restart counter exists.
+async fn restart_a_gateway() {
+    use sleuth::llm::{GatewayConfig, GatewayParts, GatewayState, Pricing, Route, Router};
+    let state = GatewayState::new(GatewayParts {
+        router: Router::single(Route::new(
+            Arc::new(sleuth::llm::SimulatedProvider::default()),
+            None,
+        )),
+        pricing: Pricing::default(),
+        config: GatewayConfig::default(),
+        cache: None,
+        budget: None,
+        ledger: None,
+    });
+    let node = sleuth::sweep::node::Node::start(state, "simulated")
+        .await
+        .expect("start a node");
+    node.gateway.crash();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while sleuth::sweep::node::restarts(&node.actor).await < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the crashed gateway was not restarted"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    node.actor.stop(None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel() {
+    let code = code_labels();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let metrics_addr: SocketAddr = format!("127.0.0.1:{}", free_port())
+        .parse()
+        .expect("address");
+    sleuth::telemetry::serve_metrics(metrics_addr).expect("serve metrics");
+
+    let mock = sleuth::mockllm::MockServer::start(
+        "127.0.0.1:0".parse().expect("address"),
+        sleuth::mockllm::MockConfig {
+            error_rate: 0.1,
+            retry_after_ms: 1,
+            fault_seed: 11,
+            malformed_first: 1,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("start the mock LLM server");
+    let file = scenario_sweep(tmp.path(), &mock.base_url());
+    let report = sleuth::sweep::run(
+        &file,
+        sleuth::sweep::RunOptions {
+            progress: false,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("the sweep runs");
+    mock.shutdown().await;
+    assert_eq!(
+        report.counts.get(sleuth::store::GameState::Done),
+        3,
+        "every game of the scenario should finish: {report:?}"
+    );
+    assert!(
+        report.cache_hits > 0,
+        "the scenario should replay calls: {report:?}"
+    );
+    assert!(
+        report.retries > 0,
+        "the scenario should retry calls: {report:?}"
+    );
+    restart_a_gateway().await;
+
+    let url = format!("http://{metrics_addr}/metrics");
+    let text = reqwest::get(&url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot scrape {url}: {e}"))
+        .text()
+        .await
+        .expect("read the scrape");
+    let families = scrape_families(&text);
+
+    // The scrape has every exported metric, of its kind, with exactly the labels of its call sites.
+    let mut problems = Vec::new();
+    for (name, kind) in EXPORTED {
+        let Some((scraped_kind, labels)) = families.get(*name) else {
+            if !NOT_IN_SCENARIO.contains(name) {
+                problems.push(format!(
+                    "{name} is not in the scenario's scrape (make the scenario produce it, or list it in NOT_IN_SCENARIO)"
+                ));
+            }
+            continue;
+        };
+        if scraped_kind != kind.as_str() {
+            problems.push(format!(
+                "{name}: TYPE {scraped_kind} in the scrape, {} in EXPORTED",
+                kind.as_str()
+            ));
+        }
+        let expected = code.get(*name).cloned().unwrap_or_default();
+        if *labels != expected {
+            problems.push(format!(
+                "{name}: labels {labels:?} in the scrape, {expected:?} at its call sites"
+            ));
+        }
+    }
+    for name in families.keys().filter(|n| n.starts_with("sleuth_")) {
+        if kind_of(name).is_none() {
+            problems.push(format!(
+                "{name} is in the scrape but not in telemetry::EXPORTED"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\nscrape:\n{text}",
+        problems.join("\n")
+    );
+
+    // A real Prometheus scrapes the endpoint and answers every query of every panel.
+    let Some(promtool) = promtool_or_skip("the Prometheus evaluation of the dashboards") else {
+        return;
+    };
+    let binary = promtool.with_file_name("prometheus");
+    if !binary.is_file() {
+        if std::env::var("SLEUTH_SKIP_PROMTOOL").as_deref() == Ok("1") {
+            eprintln!("skipped the Prometheus evaluation: no {}", binary.display());
+            return;
+        }
+        panic!(
+            "no {} beside promtool: install Debian's prometheus package (scripts/ensure-promtool.sh), \
+             or set SLEUTH_SKIP_PROMTOOL=1 to skip",
+            binary.display()
+        );
+    }
+    let prom_dir = tmp.path().join("prometheus");
+    std::fs::create_dir_all(&prom_dir).expect("prometheus dir");
+    let prom = start_prometheus(&binary, &prom_dir, metrics_addr);
+    // Ready, and three scrapes in: every rate() has two samples in its window.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let scrapes = instant(&prom, r#"count_over_time(up{job="sleuth"}[1m]) >= 3"#).await;
+        if scrapes.is_ok_and(|r| !r.is_empty()) {
+            break;
+        }
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(prom_dir.join("prometheus.log")).unwrap_or_default();
+            panic!("Prometheus did not scrape the endpoint three times in 60 s:\n{log}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(
+        instant(&prom, r#"up{job="sleuth"}"#)
+            .await
+            .expect("query up")[0]["value"][1],
+        "1",
+        "Prometheus should reach the endpoint"
+    );
+
+    let dashboards = dashboards();
+    let mut empty = Vec::new();
+    for q in queries(&dashboards) {
+        let expr = concrete(&q.expr);
+        match instant(&prom, &expr).await {
+            Ok(r) if !r.is_empty() => {}
+            Ok(_) => empty.push(format!(
+                "{} / {}: no data for `{expr}`",
+                q.dashboard, q.panel
+            )),
+            Err(e) => empty.push(format!(
+                "{} / {}: `{expr}` failed: {e}",
+                q.dashboard, q.panel
+            )),
+        }
+    }
+    for (file, d) in &dashboards {
+        for (name, query) in variables(d) {
+            let (selector, label) = label_values(&query).expect("checked by the static test");
+            let v = get_json(&format!(
+                "{}/api/v1/label/{label}/values?match[]={}",
+                prom.url,
+                encode(selector)
+            ))
+            .await;
+            match v {
+                Ok(v) if v["data"].as_array().is_some_and(|a| !a.is_empty()) => {}
+                other => empty.push(format!("{file}: variable {name} has no values: {other:?}")),
+            }
+        }
+    }
+    assert!(
+        empty.is_empty(),
+        "panels or variables without data after a sweep:\n{}",
+        empty.join("\n")
+    );
+}
