@@ -141,7 +141,7 @@ pub fn describe() {
     describe_counter!(
         GAMES,
         Unit::Count,
-        "Games finished, by protocol and outcome (civilians, murderer, failed)."
+        "Games finished, by protocol and outcome (civilians, murderer, not_played, failed)."
     );
     describe_gauge!(GAMES_IN_FLIGHT, Unit::Count, "Games being played now.");
     describe_histogram!(

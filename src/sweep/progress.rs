@@ -17,6 +17,21 @@ use crate::telemetry as tm;
 pub struct Progress {
     task: JoinHandle<()>,
     bar: Option<indicatif::ProgressBar>,
+    counters: Arc<Counters>,
+}
+
+/// The run's games by state, as gauges.
+fn publish(c: &Counters) {
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    for (state, n) in [
+        ("queued", load(&c.queued)),
+        ("in_flight", load(&c.in_flight)),
+        ("done", load(&c.done)),
+        ("failed", load(&c.failed)),
+        ("interrupted", load(&c.interrupted)),
+    ] {
+        metrics::gauge!(tm::SWEEP_GAMES, "state" => state).set(n as f64);
+    }
 }
 
 /// One line of figures.
@@ -79,6 +94,7 @@ impl Progress {
             pb
         });
         let shown = bar.clone();
+        let counters = c.clone();
         let task = tokio::spawn(async move {
             let started = Instant::now();
             let tick = if shown.is_some() || !show {
@@ -93,15 +109,7 @@ impl Progress {
                 let rate = (calls - last.1) as f64 / last.0.elapsed().as_secs_f64().max(1e-3);
                 last = (Instant::now(), calls);
                 let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-                for (state, n) in [
-                    ("queued", load(&c.queued)),
-                    ("in_flight", load(&c.in_flight)),
-                    ("done", load(&c.done)),
-                    ("failed", load(&c.failed)),
-                    ("interrupted", load(&c.interrupted)),
-                ] {
-                    metrics::gauge!(tm::SWEEP_GAMES, "state" => state).set(n as f64);
-                }
+                publish(&c);
                 if !show {
                     continue;
                 }
@@ -115,12 +123,17 @@ impl Progress {
                 }
             }
         });
-        Progress { task, bar }
+        Progress {
+            task,
+            bar,
+            counters,
+        }
     }
 
     /// Stops and clears the display.
     pub fn finish(self) {
         self.task.abort();
+        publish(&self.counters);
         if let Some(pb) = self.bar {
             pb.finish_and_clear();
         }

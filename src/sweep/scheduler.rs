@@ -26,7 +26,6 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::{oneshot, watch};
 
 use crate::store::{GameState, Store};
-use crate::telemetry as tm;
 
 /// How a game ended, as the game's task saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +155,6 @@ impl Actor for Scheduler {
             SchedulerMsg::Finished { game, outcome } => {
                 st.in_flight.remove(&game);
                 st.args.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
-                metrics::gauge!(tm::GAMES_IN_FLIGHT).decrement(1.0);
                 settle(st, game, outcome).await;
                 fill(&me, st);
             }
@@ -209,7 +207,6 @@ fn fill(me: &ActorRef<SchedulerMsg>, st: &mut SchedulerState) {
             st.in_flight.insert(game);
             st.args.counters.queued.fetch_sub(1, Ordering::Relaxed);
             st.args.counters.in_flight.fetch_add(1, Ordering::Relaxed);
-            metrics::gauge!(tm::GAMES_IN_FLIGHT).increment(1.0);
             let player = st.args.player.clone();
             let me = me.clone();
             tokio::spawn(async move {
