@@ -16,12 +16,11 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 /// Runs units of work that do not depend on one another and returns their results in the order given,
 /// whatever order they finish in. Every place a game issues independent calls together goes through
 /// here; callers then record the results in that order, which is what keeps the transcript the same.
+///
+/// The units run concurrently within the calling task (no task is spawned, so they may borrow from
+/// the caller); their model calls wait for places under the game's [`CallBound`].
 pub async fn together<F: Future>(units: impl IntoIterator<Item = F>) -> Vec<F::Output> {
-    let mut out = Vec::new();
-    for unit in units {
-        out.push(unit.await);
-    }
-    out
+    futures::future::join_all(units).await
 }
 
 /// The bound's default: enough to overlap a stage's sensor readings or a wave of ballots, small enough

@@ -285,8 +285,7 @@ async fn answer_and_grade(
             }
         });
     }
-    let factual = together(factual).await;
-    let rationale = together(rationale).await;
+    let (factual, rationale) = futures::join!(together(factual), together(rationale));
     Answered {
         name: name.clone(),
         turns: turns.into(),
@@ -336,13 +335,15 @@ async fn evaluate(
     for (c, seqs) in st.characters.iter().zip(&seqs) {
         characters.push(answer_and_grade(st, c, seqs));
     }
-    let mut answered = together(characters).await;
-    let mirage_judged = match &mirage_plan {
-        Some(plan) => {
-            Some(super::mirage::judge(plan, &st.judges.mirage, &st.game_id, &st.bound).await)
+    let mirage_judging = async {
+        match &mirage_plan {
+            Some(plan) => {
+                Some(super::mirage::judge(plan, &st.judges.mirage, &st.game_id, &st.bound).await)
+            }
+            None => None,
         }
-        None => None,
     };
+    let (mut answered, mirage_judged) = futures::join!(together(characters), mirage_judging);
     let (factual, inferential) = record_answers(st, t, &mut answered)?;
     let choice = record_choices(st, t, &mut answered)?;
     let mirage = match (mirage_plan, mirage_judged) {

@@ -224,8 +224,7 @@ async fn judge_character(
             }
         });
     }
-    let abilities = together(abilities).await;
-    let parts = together(parts).await;
+    let (abilities, parts) = futures::join!(together(abilities), together(parts));
     Judged { abilities, parts }
 }
 

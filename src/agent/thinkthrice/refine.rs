@@ -56,10 +56,10 @@ pub(super) async fn draft_and_refine(
         json!({"type": "object", "properties": {"sub_questions": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4}}, "required": ["sub_questions"], "additionalProperties": false}),
     );
     let (mut drafting, mut decomposing) = (cx.fork_calls(1), cx.fork_calls(1));
-    let drafted = drafting.call(purpose, user, budget, None, phase).await;
-    let decomposed = decomposing
-        .call("sr_decompose", decompose, 200, Some(s), phase)
-        .await;
+    let (drafted, decomposed) = futures::join!(
+        drafting.call(purpose, user, budget, None, phase),
+        decomposing.call("sr_decompose", decompose, 200, Some(s), phase),
+    );
     let (draft, _) = drafted?;
     cx.join(drafting)?;
     cx.step("draft", draft.clone(), None);
