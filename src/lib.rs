@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod cpu;
 pub mod eval;
 pub mod game;
 pub mod llm;

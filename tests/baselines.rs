@@ -346,6 +346,7 @@ async fn drive(
         prompts: prompts.clone(),
         game_id: format!("drive-{framework}"),
         seed: 5,
+        bound: Default::default(),
         panic_on_request: None,
     };
     let (actor, _) = ractor::Actor::spawn(None, Character, args)

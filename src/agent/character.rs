@@ -4,15 +4,20 @@
 //! A character answers the host's and other players' requests one at a time (turns are synchronous).
 //! Each request becomes one call on the agent; the reply is a [`Turn`]: the public text plus the
 //! private module steps that produced it. The actor knows no framework: the registry builds the agent.
+//!
+//! Evaluation is one request, [`CharacterMsg::Evaluate`], holding every question the character is asked:
+//! the answers do not depend on one another, so the character answers them together, each through a
+//! forked [`Context`] (see `context.rs`), and replies with one turn per question, in the batch's order.
 
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
+use super::bound::{together, CallBound};
 use super::config::{AgentConfig, AgentError};
 use super::context::{Context, ContextArgs};
 use super::framework::Framework;
-use super::interface::{Agent, ClueChoice};
+use super::interface::{Agent, ClueChoice, EvalKind};
 use super::prompts::Prompts;
 use super::registry;
 use super::turn::Turn;
@@ -72,23 +77,52 @@ pub enum CharacterMsg {
         candidates: Vec<String>,
         reply: Reply,
     },
-    /// Evaluation: a factual question, answered briefly.
-    AnswerFactual { question: String, reply: Reply },
-    /// Evaluation: a multiple-choice question.
-    AnswerInferential {
+    /// Evaluation: every question of `items`, answered together; one turn per item, in order.
+    Evaluate {
+        items: Vec<EvalItem>,
+        reply: RpcReplyPort<Vec<Result<Turn, AgentError>>>,
+    },
+}
+
+/// One evaluation question of a character's batch.
+#[derive(Debug, Clone)]
+pub struct EvalItem {
+    /// The question's name, unique within the character (`factual/3`, `inferential/0`, `choice/2/17`):
+    /// an answer whose number of calls is not fixed draws its sample indices from a sequence of this
+    /// name (`{character}#{unit}`), so they do not depend on the answers before it.
+    pub unit: String,
+    pub question: EvalQuestion,
+}
+
+/// What an evaluation question asks.
+#[derive(Debug, Clone)]
+pub enum EvalQuestion {
+    /// A factual question, answered briefly.
+    Factual { question: String },
+    /// An inferential multiple-choice question: the turn's `choice` is the letter, its text the
+    /// rationale.
+    Inferential {
         question: String,
         options: Vec<String>,
-        reply: Reply,
     },
-    /// Evaluation: a WellPlay multiple-choice question; with `multiple`, several letters may be chosen
-    /// (`picks` of them when the question says how many), returned as the turn's `choices`.
-    AnswerChoice {
+    /// A WellPlay multiple-choice question; with `multiple`, several letters may be chosen (`picks` of
+    /// them when the question says how many), returned as the turn's `choices`.
+    Choice {
         question: String,
         options: Vec<String>,
         multiple: bool,
         picks: Option<u32>,
-        reply: Reply,
     },
+}
+
+impl EvalQuestion {
+    fn kind(&self) -> EvalKind {
+        match self {
+            EvalQuestion::Factual { .. } => EvalKind::Factual,
+            EvalQuestion::Inferential { .. } => EvalKind::Inferential,
+            EvalQuestion::Choice { .. } => EvalKind::Choice,
+        }
+    }
 }
 
 /// Everything a character needs to start.
@@ -106,6 +140,8 @@ pub struct CharacterArgs {
     pub prompts: Arc<Prompts>,
     pub game_id: String,
     pub seed: u64,
+    /// The game's bound on model calls in flight, shared with the other characters and the evaluator.
+    pub bound: CallBound,
     /// Test hook: panic while handling this request number (0-based), to exercise supervision. Only
     /// with the `test-hooks` feature (the test suite's); user builds carry no fault injection.
     #[cfg(feature = "test-hooks")]
@@ -147,6 +183,7 @@ impl Actor for Character {
             prompts: args.prompts,
             game_id: args.game_id,
             seed: args.seed,
+            bound: args.bound,
         });
         // The no-play references see the whole script at once; playing characters get act 1 now and
         // later acts when the host hands them out. The ThinkThrice protocol hands out everything.
@@ -261,41 +298,75 @@ impl Actor for Character {
                     ..cx.finish_turn(reason)
                 }));
             }
-            CharacterMsg::AnswerFactual { question, reply } => {
-                let r = agent.answer_factual(cx, &question).await;
-                let _ = reply.send(r.map(|text| cx.finish_turn(text)));
-            }
-            CharacterMsg::AnswerInferential {
-                question,
-                options,
-                reply,
-            } => {
-                let r = agent.answer_inferential(cx, &question, &options).await;
-                let _ = reply.send(r.map(|(letter, rationale)| Turn {
-                    choice: Some(letter),
-                    ..cx.finish_turn(rationale)
-                }));
-            }
-            CharacterMsg::AnswerChoice {
-                question,
-                options,
-                multiple,
-                picks,
-                reply,
-            } => {
-                let picks = multiple.then_some(picks).flatten();
-                let r = agent
-                    .answer_choice(cx, &question, &options, multiple, picks)
-                    .await;
-                let _ = reply.send(r.map(|(letters, reason)| Turn {
-                    choice: letters.first().cloned(),
-                    choices: letters,
-                    ..cx.finish_turn(reason)
-                }));
+            CharacterMsg::Evaluate { items, reply } => {
+                let _ = reply.send(evaluate(agent.as_ref(), cx, items).await);
             }
         }
         Ok(())
     }
+}
+
+/// Answers a batch of evaluation questions together. Each answer gets a forked context, planned in the
+/// batch's order before any is asked: an answer of fixed size takes the character's next sample indices
+/// (exactly those it drew when questions were asked one at a time), any other a sequence of its own
+/// named by its unit. The turns come back in the batch's order, whatever order they finished in.
+async fn evaluate(
+    agent: &dyn Agent,
+    cx: &mut Context,
+    items: Vec<EvalItem>,
+) -> Vec<Result<Turn, AgentError>> {
+    let units: Vec<(EvalQuestion, Context)> = items
+        .into_iter()
+        .map(|item| {
+            let unit = match agent.eval_calls(cx, item.question.kind()) {
+                Some(calls) => cx.fork_calls(calls),
+                None => cx.fork_unit(&item.unit),
+            };
+            (item.question, unit)
+        })
+        .collect();
+    let mut work = Vec::with_capacity(units.len());
+    for (question, unit) in units {
+        work.push(answer(agent, unit, question));
+    }
+    together(work).await
+}
+
+/// One evaluation answer in its own context, as a turn.
+async fn answer(agent: &dyn Agent, mut cx: Context, q: EvalQuestion) -> Result<Turn, AgentError> {
+    let turn = match q {
+        EvalQuestion::Factual { question } => {
+            let text = agent.answer_factual(&mut cx, &question).await?;
+            cx.finish_turn(text)
+        }
+        EvalQuestion::Inferential { question, options } => {
+            let (letter, rationale) = agent
+                .answer_inferential(&mut cx, &question, &options)
+                .await?;
+            Turn {
+                choice: Some(letter),
+                ..cx.finish_turn(rationale)
+            }
+        }
+        EvalQuestion::Choice {
+            question,
+            options,
+            multiple,
+            picks,
+        } => {
+            let picks = multiple.then_some(picks).flatten();
+            let (letters, reason) = agent
+                .answer_choice(&mut cx, &question, &options, multiple, picks)
+                .await?;
+            Turn {
+                choice: letters.first().cloned(),
+                choices: letters,
+                ..cx.finish_turn(reason)
+            }
+        }
+    };
+    cx.check_plan()?;
+    Ok(turn)
 }
 
 /// Act `act` is handed out: the view and the system prompt now include it, then the agent reacts

@@ -53,6 +53,18 @@ pub enum AgentError {
         framework: &'static str,
         request: &'static str,
     },
+    #[error(transparent)]
+    SamplePlan(#[from] SamplePlanError),
+}
+
+/// A unit of work run alongside others was given a number of sample indices and made a different
+/// number of calls: a bug in the framework's plan, which would otherwise reuse or skip indices.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{agent}: a unit of work planned for {planned} model call(s) made {made}")]
+pub struct SamplePlanError {
+    pub agent: String,
+    pub planned: u64,
+    pub made: u64,
 }
 
 impl AgentError {

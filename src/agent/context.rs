@@ -4,6 +4,16 @@
 //!
 //! One `Context` per character, owned by the character actor and lent to its agent for each request.
 //! It holds the character's [`CharacterView`], never the script.
+//!
+//! **Units of work run together.** Where a request makes calls that do not depend on one another (a
+//! round's sensor readings, the checks of a Self-Verification attempt, the evaluation answers), the
+//! agent [forks](Context::fork_calls) one context per unit, runs the units together and
+//! [joins](Context::join) them back in a fixed order. A fork shares the character's view, system prompt
+//! and handles, and has a turn record and a sample counter of its own: either the next indices of the
+//! character's counter, reserved in the order a sequential run would draw them (a unit of known size),
+//! or a sequence of its own (a unit whose size is not known beforehand, [`Context::fork_unit`]). Joining
+//! replays the unit's steps and usage into the parent as if its calls had been made there, so the turn
+//! — and the transcript — is the same whatever order the units' calls completed in.
 
 use std::sync::Arc;
 
@@ -11,7 +21,8 @@ use minijinja::context;
 use ractor::ActorRef;
 use serde_json::{json, Value};
 
-use super::config::{AgentConfig, AgentError};
+use super::bound::CallBound;
+use super::config::{AgentConfig, AgentError, SamplePlanError};
 use super::framework::Framework;
 use super::prompts::{PromptError, Prompts};
 use super::turn::{Turn, TurnBuilder};
@@ -33,13 +44,16 @@ pub(super) struct ContextArgs {
     pub prompts: Arc<Prompts>,
     pub game_id: String,
     pub seed: u64,
+    /// The game's bound on model calls in flight.
+    pub bound: CallBound,
 }
 
 /// A character's shared machinery (see the module documentation).
 pub struct Context {
     framework: Framework,
     protocol: ProtocolSettings,
-    view: CharacterView,
+    /// Shared with the context's forks; copied only when an act is released.
+    view: Arc<CharacterView>,
     config: AgentConfig,
     gateway: Gateway,
     memory: ActorRef<MemoryMsg>,
@@ -48,10 +62,20 @@ pub struct Context {
     /// Whether recall returns nothing: ThinkThrice without MR, and the no-play references.
     memoryless: bool,
     /// The system prompt: the framework's persona and the character's script as released so far.
-    system: String,
-    /// This character's sample indices: (game seed, its name, its own call counter).
+    system: Arc<str>,
+    /// This character's sample indices: (game seed, its name, its own call counter), or a fork's.
     samples: SampleCounter,
+    /// For a fork of known size: where its indices start and how many calls it was given.
+    plan: Option<Plan>,
+    bound: CallBound,
     turn: TurnBuilder,
+}
+
+/// The indices reserved for a fork of known size.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    start: u64,
+    calls: u64,
 }
 
 /// The variables of every system prompt, from what the character may know and the protocol's settings.
@@ -84,16 +108,75 @@ impl Context {
         Context {
             framework: a.framework,
             protocol: a.protocol,
-            view: a.view,
+            view: Arc::new(a.view),
             config: a.config,
             gateway: a.gateway,
             memory: a.memory,
             prompts: a.prompts,
             game_id: a.game_id,
             memoryless,
-            system: String::new(),
+            system: Arc::from(""),
             samples,
+            plan: None,
+            bound: a.bound,
             turn: TurnBuilder::default(),
+        }
+    }
+
+    /// A context for a unit of work that makes exactly `calls` model calls, run alongside other units
+    /// of this request: it takes this character's next `calls` sample indices, so units forked in the
+    /// order a sequential run would make their calls get the indices that run drew. [`Context::join`]
+    /// checks the unit made exactly that many calls.
+    pub fn fork_calls(&mut self, calls: u64) -> Context {
+        let start = self.samples.calls();
+        let samples = self.samples.reserve(calls);
+        self.fork_with(samples, Some(Plan { start, calls }))
+    }
+
+    /// A context for a unit of work whose number of calls is not known beforehand, run alongside other
+    /// units: a sample sequence of its own, `{name}#{unit}` (`unit` unique within the character).
+    pub fn fork_unit(&self, unit: &str) -> Context {
+        self.fork_with(self.samples.fork(unit), None)
+    }
+
+    fn fork_with(&self, samples: SampleCounter, plan: Option<Plan>) -> Context {
+        Context {
+            framework: self.framework,
+            protocol: self.protocol,
+            view: Arc::clone(&self.view),
+            config: self.config.clone(),
+            gateway: self.gateway.clone(),
+            memory: self.memory.clone(),
+            prompts: Arc::clone(&self.prompts),
+            game_id: self.game_id.clone(),
+            memoryless: self.memoryless,
+            system: Arc::clone(&self.system),
+            samples,
+            plan,
+            bound: self.bound.clone(),
+            turn: TurnBuilder::default(),
+        }
+    }
+
+    /// Takes a finished unit back: its steps and usage are recorded in this context's turn as if its
+    /// calls had been made here, after everything recorded so far. Units are joined in a fixed order
+    /// (the order a sequential run would make them), never in the order they finished.
+    pub fn join(&mut self, unit: Context) -> Result<(), SamplePlanError> {
+        unit.check_plan()?;
+        self.turn.absorb(unit.turn);
+        Ok(())
+    }
+
+    /// A unit of known size that made more or fewer calls than it was given would share indices with
+    /// the next unit or skip some: a bug in the unit's plan, reported rather than played on.
+    pub(super) fn check_plan(&self) -> Result<(), SamplePlanError> {
+        match self.plan {
+            Some(p) if self.samples.calls() - p.start != p.calls => Err(SamplePlanError {
+                agent: self.name().to_string(),
+                planned: p.calls,
+                made: self.samples.calls() - p.start,
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -137,15 +220,15 @@ impl Context {
 
     /// The character actor's side: the view released up to `act`, with the system prompt to match.
     pub(super) fn release(&mut self, act: u32) {
-        self.view.release(act);
+        Arc::make_mut(&mut self.view).release(act);
     }
 
     pub(super) fn release_all(&mut self) {
-        self.view.release_all();
+        Arc::make_mut(&mut self.view).release_all();
     }
 
     pub(super) fn set_system(&mut self, system: String) {
-        self.system = system;
+        self.system = Arc::from(system);
     }
 
     /// Starts a request's turn afresh: steps and usage of a failed request are not carried over.
@@ -229,7 +312,10 @@ impl Context {
             sample: self.next_sample(),
         };
         let tags = self.tags(phase, purpose);
-        match self.gateway.chat(req, tags).await {
+        let permit = self.bound.enter().await;
+        let answer = self.gateway.chat(req, tags).await;
+        drop(permit);
+        match answer {
             Ok(out) => {
                 self.turn.spend(out.usage);
                 Ok((out.response.content, out.json, out.response.logprobs))

@@ -4,6 +4,10 @@
 //! through the shared evaluation prompts (`answers.rs`).
 //!
 //! The methods return boxed futures so that the actor can hold any framework as `Box<dyn Agent>`.
+//!
+//! The evaluation answers take `&self`: they read the agent's state but never change it (the papers ask
+//! every question of the same finished game), so one character answers its questions together, each
+//! through a forked [`Context`], while the agent is shared between them. Hence `Agent: Sync`.
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -30,8 +34,16 @@ fn refuse<'a, T: Send + 'a>(cx: &Context, request: &'static str) -> AgentFuture<
     Box::pin(async move { Err(e) })
 }
 
+/// The kinds of evaluation question (the character's `Evaluate` batch holds any mix of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalKind {
+    Factual,
+    Inferential,
+    Choice,
+}
+
 /// One framework's decisions for one character; its own state lives in the implementing type.
-pub trait Agent: Send {
+pub trait Agent: Send + Sync {
     /// The system prompt for the character's script as released so far. The omniscient reference
     /// overrides this to add every character's script.
     fn system_prompt(&self, cx: &Context) -> Result<String, PromptError> {
@@ -130,9 +142,20 @@ pub trait Agent: Send {
         refuse(cx, "accuse")
     }
 
+    /// How many model calls one evaluation answer of `kind` makes, when that number is fixed (`None`
+    /// when it depends on the answers, as with ThinkThrice's Self-Refinement and Self-Verification).
+    /// The character runs a batch of evaluation answers together: an answer of fixed size takes the
+    /// character's next sample indices, as it would have answering alone; any other gets a sample
+    /// sequence of its own (`llm::SampleCounter::fork`). The shared evaluation answers (`answers.rs`)
+    /// make one call each.
+    fn eval_calls(&self, cx: &Context, kind: EvalKind) -> Option<u64> {
+        let _ = (cx, kind);
+        Some(1)
+    }
+
     /// Evaluation: a factual question, answered briefly.
     fn answer_factual<'a>(
-        &'a mut self,
+        &'a self,
         cx: &'a mut Context,
         question: &'a str,
     ) -> AgentFuture<'a, String> {
@@ -141,7 +164,7 @@ pub trait Agent: Send {
 
     /// Evaluation: an inferential multiple-choice question. Returns (letter, rationale).
     fn answer_inferential<'a>(
-        &'a mut self,
+        &'a self,
         cx: &'a mut Context,
         question: &'a str,
         options: &'a [String],
@@ -152,7 +175,7 @@ pub trait Agent: Send {
     /// Evaluation: a WellPlay multiple-choice question (with `multiple`, `picks` letters when the
     /// question says how many). Returns (letters, reason).
     fn answer_choice<'a>(
-        &'a mut self,
+        &'a self,
         cx: &'a mut Context,
         question: &'a str,
         options: &'a [String],

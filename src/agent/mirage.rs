@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 
 use super::context::Context;
 use super::interface::{Agent, AgentFuture, ClueChoice};
-use super::AgentError;
+use super::{together, AgentError};
 use crate::llm::{
     sections_schema_line, split_sections, tokens, LlmError, Phase, ResponseSchema, Usage,
 };
@@ -419,7 +419,9 @@ impl Mirage {
     ) -> Result<(String, Value), AgentError> {
         self.prepare(cx).await?;
         let history = self.history_block(cx).await?;
-        let mut data = Map::new();
+        // The two modules read the same history and not each other's scores: their calls run together,
+        // with the indices the trust-then-suspicion order drew, and are joined in that order.
+        let mut asks = Vec::new();
         for module in ["trust", "suspicion"] {
             let mut props = Map::new();
             for o in others {
@@ -434,9 +436,17 @@ impl Mirage {
             context! { history => history, others => others, victims => cx.victim_names(), top => SCORE_MAX },
         )?;
             let budget = 40 + 12 * others.len() as u32 + THOUGHT_TOKENS;
-            let v = self
-                .sections_call(cx, module, prompt, schema, budget)
-                .await?;
+            asks.push((module, prompt, schema, budget, cx.fork_calls(1)));
+        }
+        let mut work = Vec::with_capacity(asks.len());
+        for (module, prompt, schema, budget, unit) in asks {
+            work.push(self.scored(unit, module, prompt, schema, budget));
+        }
+        let answered = together(work).await;
+        let mut data = Map::new();
+        for (module, unit, r) in answered {
+            let v = r?;
+            cx.join(unit)?;
             let mut scores = Map::new();
             for o in others {
                 let raw = v[o.as_str()]
@@ -460,6 +470,21 @@ impl Mirage {
             })
             .collect();
         Ok((text.join("\n"), Value::Object(data)))
+    }
+
+    /// One module's scoring call in a unit of its own, handed back with its result for joining.
+    async fn scored(
+        &self,
+        mut unit: Context,
+        module: &'static str,
+        prompt: String,
+        schema: Value,
+        budget: u32,
+    ) -> (&'static str, Context, Result<Value, AgentError>) {
+        let r = self
+            .sections_call(&mut unit, module, prompt, schema, budget)
+            .await;
+        (module, unit, r)
     }
 
     /// The accusation before the vote: one of `candidates` and the reasons, said aloud.

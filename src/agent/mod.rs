@@ -14,6 +14,7 @@
 
 mod answers;
 mod baseline;
+mod bound;
 mod character;
 mod config;
 mod context;
@@ -32,13 +33,14 @@ mod turn;
 mod view;
 mod werewolf;
 
-pub use character::{Character, CharacterArgs, CharacterMsg};
-pub use config::{AgentConfig, AgentError};
+pub use bound::{together, CallBound, DEFAULT_CALL_CONCURRENCY};
+pub use character::{Character, CharacterArgs, CharacterMsg, EvalItem, EvalQuestion};
+pub use config::{AgentConfig, AgentError, SamplePlanError};
 pub use framework::{Framework, FrameworkError, EVAL_PURPOSES};
 pub use interface::ClueChoice;
 pub use modules::{Modules, ModulesError};
 pub use prompts::{builtin, PromptError, Prompts};
-pub use request::{request_turn, RequestError};
+pub use request::{request_batch, request_turn, RequestError};
 pub use thinkthrice::PURPOSES;
 pub use turn::Turn;
 pub use view::{

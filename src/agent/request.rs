@@ -5,7 +5,7 @@
 
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::character::CharacterMsg;
+use super::character::{CharacterMsg, EvalItem};
 use super::config::AgentError;
 use super::turn::Turn;
 
@@ -37,5 +37,32 @@ pub async fn request_turn(
             error: Box::new(e),
         }),
         _ => Err(RequestError::ActorLost(format!("character {who}"))),
+    }
+}
+
+/// Sends a character a batch of evaluation questions and waits for all the answers: one result per
+/// item, in the batch's order. A character that is gone (it crashed) fails every item as lost.
+pub async fn request_batch(
+    actor: &ActorRef<CharacterMsg>,
+    who: &str,
+    items: Vec<EvalItem>,
+) -> Vec<Result<Turn, RequestError>> {
+    let n = items.len();
+    match actor
+        .call(|reply| CharacterMsg::Evaluate { items, reply }, None)
+        .await
+    {
+        Ok(ractor::rpc::CallResult::Success(turns)) if turns.len() == n => turns
+            .into_iter()
+            .map(|t| {
+                t.map_err(|e| RequestError::Agent {
+                    agent: who.to_string(),
+                    error: Box::new(e),
+                })
+            })
+            .collect(),
+        _ => (0..n)
+            .map(|_| Err(RequestError::ActorLost(format!("character {who}"))))
+            .collect(),
     }
 }

@@ -17,6 +17,9 @@ pub struct MockArgs {
     /// Latency added to every request.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+    /// A random extra latency per request, uniform in 0..=N ms (seeded by --fault-seed).
+    #[arg(long, default_value_t = 0)]
+    pub latency_jitter_ms: u64,
     /// Share of requests answered with an injected 429 or 500 (with Retry-After).
     #[arg(long, default_value_t = 0.0)]
     pub error_rate: f64,
@@ -45,6 +48,7 @@ pub(super) async fn run(a: MockArgs) -> Result<()> {
     }
     let config = MockConfig {
         latency: Duration::from_millis(a.latency_ms),
+        latency_jitter: Duration::from_millis(a.latency_jitter_ms),
         error_rate: a.error_rate,
         max_concurrency: a.max_concurrency,
         fault_seed: a.fault_seed,

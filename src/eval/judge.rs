@@ -159,6 +159,11 @@ pub struct CharacterView<'a> {
 }
 
 impl Judge {
+    /// Whether grading calls a model (an LLM judge), and so takes a place under the game's bound.
+    pub fn makes_calls(&self) -> bool {
+        matches!(self, Judge::Llm(_))
+    }
+
     /// How the judge is described in results.
     pub fn describe(&self) -> String {
         match self {

@@ -7,6 +7,12 @@
 //!
 //! Without an LLM judge, ICI and SCI are `None` rather than a lexical imitation: "how well did this
 //! player reason" has no honest string-overlap stand-in. `result.json`'s `judges.mirage` says so.
+//!
+//! The judge's calls do not depend on one another, so scoring is three steps: [`plan`] reads the played
+//! game and assigns every call its sample index, in the order the calls were once made one by one
+//! (character by character: the five abilities, then each part of the script); [`judge`] makes the
+//! calls together; [`record`] appends the verdicts in that same order and computes the scores. The
+//! evaluator runs [`judge`] alongside the characters' answers.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +23,8 @@ use super::judge::{judge_failed, CharacterView, Judge};
 use super::rouge::rouge_l;
 use super::scores::{MirageCharacterScores, MirageOutcome, MirageScores};
 use super::EvalError;
+use crate::agent::{together, CallBound};
+use crate::llm::LlmError;
 use crate::llm::{SampleCounter, Usage};
 use crate::script::{Character, Language, Script};
 use crate::transcript::{Draft, Transcript, Visibility};
@@ -44,77 +52,209 @@ fn abilities(lang: Language) -> [&'static str; 5] {
 /// Lines of history a judge reads at most (the most recent ones): a long game must still fit a prompt.
 const MAX_HISTORY_LINES: usize = 200;
 
-/// Scores every character of a finished MIRAGE game with `judge` (ICI and SCI only when it is an
-/// LLM); judge calls and verdicts are appended to the transcript as private `judgement` events of the
-/// judged character.
-pub(super) async fn score(
+/// Everything MIRAGE's scoring needs from the played game, with every judge call's sample index.
+pub(super) struct Plan {
+    truth: String,
+    cast: Vec<String>,
+    characters: Vec<CharacterPlan>,
+    cic: Option<f64>,
+    cic_key: Option<f64>,
+}
+
+/// What the judge is asked about one character.
+struct CharacterPlan {
+    name: String,
+    tii: Option<f64>,
+    script: String,
+    history: Vec<String>,
+    actions: Vec<String>,
+    /// The four ICI abilities and role play, each with its sample index; empty when the judge calls no
+    /// model.
+    abilities: Vec<(&'static str, u64)>,
+    /// Each part of the script to reconstruct, with the text the agent played from and its sample
+    /// index — `None` for an empty part, which scores 0 without a call (as the reference scores it).
+    parts: Vec<(&'static str, String, Option<u64>)>,
+}
+
+/// A judge's score of one ability (`None` from a judge that calls no model).
+type AbilityScore = Result<Option<(f64, Usage)>, LlmError>;
+/// A judge's reconstruction of one part of a script (`None` from a judge that calls no model).
+type Reconstruction = Result<Option<(String, Usage)>, LlmError>;
+
+/// What the judge answered about one character, call by call in the plan's order.
+pub(super) struct Judged {
+    abilities: Vec<AbilityScore>,
+    /// `None` for an empty part.
+    parts: Vec<Option<Reconstruction>>,
+}
+
+impl CharacterPlan {
+    fn view<'a>(&'a self, plan: &'a Plan) -> CharacterView<'a> {
+        CharacterView {
+            name: &self.name,
+            truth: &plan.truth,
+            cast: plan.cast.clone(),
+            script: self.script.clone(),
+            history: self.history.clone(),
+            actions: self.actions.clone(),
+        }
+    }
+}
+
+/// Reads a finished MIRAGE game and plans its scoring: TII and CIC from the outcome, and — when `judge`
+/// is an LLM — every judge call with its sample index from `samples`.
+pub(super) fn plan(
     script: &Script,
     judge: &Judge,
-    game_id: &str,
     samples: &mut SampleCounter,
-    t: &mut Transcript,
+    t: &Transcript,
     outcome: &MirageOutcome,
-) -> Result<MirageScores, EvalError> {
+) -> Plan {
     let trust = outcome.trust_sums();
     let suspicion = outcome.suspicion_sums();
+    let history = public_history(t);
+    let characters = script
+        .characters
+        .iter()
+        .map(|c| {
+            let actions: Vec<String> = history
+                .iter()
+                .filter(|(speaker, _)| *speaker == c.name)
+                .map(|(_, line)| line.clone())
+                .collect();
+            let calls = judge.makes_calls();
+            let abilities = match calls {
+                true => abilities(script.language)
+                    .into_iter()
+                    .map(|a| (a, samples.next_index()))
+                    .collect(),
+                false => Vec::new(),
+            };
+            let parts = match calls {
+                true => script_parts(c, script_summary(t, &c.name))
+                    .into_iter()
+                    .map(|(part, original)| {
+                        let seq = (!original.is_empty()).then(|| samples.next_index());
+                        (part, original, seq)
+                    })
+                    .collect(),
+                false => Vec::new(),
+            };
+            CharacterPlan {
+                name: c.name.clone(),
+                tii: tii(&trust, &suspicion, &c.name),
+                script: c.script_text(),
+                history: history
+                    .iter()
+                    .rev()
+                    .take(MAX_HISTORY_LINES)
+                    .rev()
+                    .map(|(_, line)| line.clone())
+                    .collect(),
+                actions,
+                abilities,
+                parts,
+            }
+        })
+        .collect();
     let key: BTreeMap<&str, bool> = script
         .clues
         .iter()
         .map(|c| (c.id.as_str(), c.key))
         .collect();
-    let lang = script.language;
-    let history = public_history(t);
-    let cast: Vec<String> = script
-        .characters
-        .iter()
-        .map(|c| format!("{}: {}", c.name, c.public))
-        .collect();
+    let key_found = outcome
+        .investigated
+        .values()
+        .flatten()
+        .filter(|id| key.get(id.as_str()).copied().unwrap_or(false))
+        .count();
+    Plan {
+        truth: script.truth.narrative.clone(),
+        cast: script
+            .characters
+            .iter()
+            .map(|c| format!("{}: {}", c.name, c.public))
+            .collect(),
+        characters,
+        // CIC as MIRAGE computes it: the whole table's investigations over the clues available, not a
+        // mean of per-character shares (that would divide the published value by the cast size).
+        cic: outcome.cic(),
+        cic_key: cic(key_found, outcome.key_clues_available),
+    }
+}
+
+/// Makes every judge call of the plan, each under the game's bound.
+pub(super) async fn judge(
+    plan: &Plan,
+    judge: &Judge,
+    game_id: &str,
+    bound: &CallBound,
+) -> Vec<Judged> {
+    let mut work = Vec::with_capacity(plan.characters.len());
+    for c in &plan.characters {
+        work.push(judge_character(plan, c, judge, game_id, bound));
+    }
+    together(work).await
+}
+
+async fn judge_character(
+    plan: &Plan,
+    c: &CharacterPlan,
+    judge: &Judge,
+    game_id: &str,
+    bound: &CallBound,
+) -> Judged {
+    let view = &c.view(plan);
+    let mut abilities = Vec::with_capacity(c.abilities.len());
+    for &(ability, seq) in &c.abilities {
+        abilities.push(async move {
+            let _permit = bound.enter().await;
+            judge.score_ability(game_id, seq, view, ability).await
+        });
+    }
+    let mut parts = Vec::with_capacity(c.parts.len());
+    for &(part, _, seq) in &c.parts {
+        parts.push(async move {
+            match seq {
+                Some(seq) => {
+                    let _permit = bound.enter().await;
+                    Some(judge.reconstruct_script(game_id, seq, view, part).await)
+                }
+                None => None,
+            }
+        });
+    }
+    let (abilities, parts) = futures::join!(together(abilities), together(parts));
+    Judged { abilities, parts }
+}
+
+/// Appends the judge's verdicts as private `judgement` events of the judged character, character by
+/// character in the plan's order, and computes MIRAGE's scores. The first failed judge call (in that
+/// order) fails the evaluation, after the verdicts before it.
+pub(super) fn record(
+    plan: Plan,
+    judged: Vec<Judged>,
+    t: &mut Transcript,
+) -> Result<MirageScores, EvalError> {
     let mut out = MirageScores::default();
-    for c in &script.characters {
+    for (c, j) in plan.characters.into_iter().zip(judged) {
         let mut s = MirageCharacterScores {
-            tii: tii(&trust, &suspicion, &c.name),
+            tii: c.tii,
             ..MirageCharacterScores::default()
         };
-        let actions: Vec<String> = history
-            .iter()
-            .filter(|(speaker, _)| *speaker == c.name)
-            .map(|(_, line)| line.clone())
-            .collect();
-        let view = CharacterView {
-            name: &c.name,
-            truth: &script.truth.narrative,
-            cast: cast.clone(),
-            script: c.script_text(),
-            history: history
-                .iter()
-                .rev()
-                .take(MAX_HISTORY_LINES)
-                .rev()
-                .map(|(_, line)| line.clone())
-                .collect(),
-            actions,
-        };
-        let asked = abilities(lang);
         let mut scores = Vec::new();
-        for ability in asked {
-            let seq = samples.next_index();
-            match judge
-                .score_ability(game_id, seq, &view, ability)
-                .await
-                .map_err(judge_failed)?
-            {
-                Some((score, usage)) => {
-                    scores.push(score);
-                    verdict(
-                        t,
-                        &c.name,
-                        format!("{ability}: {score}"),
-                        usage,
-                        json!({"ability": ability, "score": score}),
-                    )?;
-                }
-                None => break,
-            }
+        for ((ability, _), r) in c.abilities.iter().zip(j.abilities) {
+            let Some((score, usage)) = r.map_err(judge_failed)? else {
+                break;
+            };
+            scores.push(score);
+            verdict(
+                t,
+                &c.name,
+                format!("{ability}: {score}"),
+                usage,
+                json!({"ability": ability, "score": score}),
+            )?;
         }
         if let [ra, cc, dobs, ct, rp] = scores[..] {
             s.abilities = Some([ra, cc, dobs, ct]);
@@ -123,23 +263,18 @@ pub(super) async fn score(
             // SCI's ROUGE-L as the reference computes it: each part of the script reconstructed on
             // its own and scored against the text the agent played from, then averaged.
             let mut fs = Vec::new();
-            for (part, original) in script_parts(c, script_summary(t, &c.name)) {
-                if original.is_empty() {
-                    // The reference scores an empty part 0 whatever the judge writes (and still
-                    // counts it): no call is needed to know that.
+            for ((part, original, _), r) in c.parts.iter().zip(j.parts) {
+                let Some(r) = r else {
+                    // An empty part: the reference scores it 0 whatever the judge writes (and still
+                    // counts it), so no call was made.
                     fs.push(0.0);
                     continue;
-                }
-                let seq = samples.next_index();
-                let Some((rebuilt, usage)) = judge
-                    .reconstruct_script(game_id, seq, &view, part)
-                    .await
-                    .map_err(judge_failed)?
-                else {
+                };
+                let Some((rebuilt, usage)) = r.map_err(judge_failed)? else {
                     fs.clear();
                     break;
                 };
-                let f = rouge_l(&original, &rebuilt).f;
+                let f = rouge_l(original, &rebuilt).f;
                 fs.push(f);
                 verdict(
                     t,
@@ -154,23 +289,15 @@ pub(super) async fn score(
                 s.sci = Some(sci(rp, f));
             }
         }
-        out.characters.insert(c.name.clone(), s);
+        out.characters.insert(c.name, s);
     }
     let avg = |f: fn(&MirageCharacterScores) -> Option<f64>| {
         let xs: Vec<f64> = out.characters.values().filter_map(f).collect();
         super::stats::mean(&xs)
     };
     out.tii = avg(|s| s.tii);
-    // CIC as MIRAGE computes it: the whole table's investigations over the clues available, not a
-    // mean of per-character shares (that would divide the published value by the cast size).
-    out.cic = outcome.cic();
-    let key_found = outcome
-        .investigated
-        .values()
-        .flatten()
-        .filter(|id| key.get(id.as_str()).copied().unwrap_or(false))
-        .count();
-    out.cic_key = cic(key_found, outcome.key_clues_available);
+    out.cic = plan.cic;
+    out.cic_key = plan.cic_key;
     out.ici = avg(|s| s.ici);
     out.sci = avg(|s| s.sci);
     Ok(out)

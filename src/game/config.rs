@@ -90,6 +90,11 @@ pub struct GameConfig {
     /// different server may answer differently); `None` for the in-process simulated model.
     pub base_url: Option<String>,
     pub progress: Option<indicatif::ProgressBar>,
+    /// Model calls of this game in flight at once, at most: characters, evaluator and judge share the
+    /// bound (`docs/parallelism.md`). A runtime setting, not part of the spec: it changes when calls are
+    /// made, never what they answer, so the transcript is the same at any value; 1 makes calls one at a
+    /// time.
+    pub call_concurrency: usize,
     /// Test hook: (character, request number) at which that character panics. Exists only with the
     /// `test-hooks` feature, which the test suite enables and no user build does.
     #[cfg(feature = "test-hooks")]
@@ -118,6 +123,7 @@ impl Default for GameConfig {
             script_path: None,
             base_url: None,
             progress: None,
+            call_concurrency: crate::agent::DEFAULT_CALL_CONCURRENCY,
             #[cfg(feature = "test-hooks")]
             inject_panic: None,
         }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::{GameError, HostLines, ProtocolSettings};
-use crate::agent::{AgentError, CharacterMsg, Turn};
+use crate::agent::{together, AgentError, CharacterMsg, Turn};
 use crate::llm::{CallTags, Phase};
 use crate::memory::MemoryMsg;
 use crate::script::Script;
@@ -177,6 +177,31 @@ impl<'a> Run<'a> {
         }
         self.publish(stage, public.with_usage(turn.usage)).await?;
         Ok(())
+    }
+
+    /// Asks several characters for a turn each, together, and returns the turns in the order asked.
+    /// Only for turns that cannot hear one another: the caller publishes them afterwards, in that
+    /// order, so nothing asked here may depend on what the others publish (see `steps.rs`).
+    pub(super) async fn request_each<F>(
+        &self,
+        asks: impl IntoIterator<Item = (String, F)>,
+    ) -> Vec<Result<Turn, GameError>>
+    where
+        F: FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
+    {
+        let mut work = Vec::new();
+        for (who, make) in asks {
+            work.push(self.request_owned(who, make));
+        }
+        together(work).await
+    }
+
+    async fn request_owned(
+        &self,
+        who: String,
+        make: impl FnOnce(RpcReplyPort<Result<Turn, AgentError>>) -> CharacterMsg,
+    ) -> Result<Turn, GameError> {
+        self.request(&who, make).await
     }
 
     /// Asks one character for a turn and waits for it.

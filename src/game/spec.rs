@@ -228,6 +228,7 @@ impl GameConfig {
             script_path,
             base_url,
             progress: _,
+            call_concurrency: _,
             #[cfg(feature = "test-hooks")]
                 inject_panic: _,
         } = self.clone();

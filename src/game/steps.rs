@@ -3,6 +3,13 @@
 //!
 //! Drivers compose these; a step publishes its events in a fixed order through the [`Run`], so two
 //! protocols that share a step also share its transcript shape (and the golden digests pin it).
+//!
+//! **Which turns run together.** A turn may run alongside others only when none of them could hear
+//! another: its output must be private to its author and never remembered (not a `MEMORABLE` kind of
+//! `run.rs`), so no character's turn can recall it. Ballots and the re-reading of a released act are
+//! such turns: they are requested from every character at once ([`Run::request_each`]) and published
+//! in turn order afterwards. Introductions, questions and answers are public and remembered — each
+//! hears the ones before — so they stay one at a time, in turn order.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +18,7 @@ use serde_json::json;
 use super::result::{vote_candidates, Winner};
 use super::run::Run;
 use super::GameError;
-use crate::agent::CharacterMsg;
+use crate::agent::{CharacterMsg, Turn};
 use crate::rules::HostLines;
 use crate::transcript::Draft;
 
@@ -135,10 +142,17 @@ pub(super) async fn release(
 ) -> Result<(), GameError> {
     let t = run.stage_started(stage);
     run.host_says(stage, None, announcement).await?;
-    for name in run.names() {
-        let mut turn = run
-            .request(&name, |reply| CharacterMsg::Release { act, reply })
-            .await?;
+    // Re-reading one's own script (and re-summarising it) is private and unremembered: everyone at once.
+    let names = run.names();
+    let turns = run
+        .request_each(
+            names
+                .iter()
+                .map(|n| (n.clone(), move |reply| CharacterMsg::Release { act, reply })),
+        )
+        .await;
+    for (name, turn) in names.into_iter().zip(turns) {
+        let mut turn = turn?;
         let line = handed(&run.lines(), &name, act);
         run.publish_turn(
             stage,
@@ -168,34 +182,55 @@ pub(super) async fn vote_on(
     let t = run.stage_started(stage);
     run.host_says(stage, None, call.clone()).await?;
     let suspects = run.suspects();
+    let voters = run
+        .names()
+        .into_iter()
+        .map(|voter| {
+            let candidates = vote_candidates(&voter, &suspects);
+            (voter, candidates)
+        })
+        .collect();
+    let votes = ballots(run, stage, &call, voters).await?;
+    run.stage_done(stage, t);
+    Ok(votes)
+}
+
+/// Every voter's ballot among their candidates. Ballots are private and never remembered, so no voter
+/// can be swayed by another's: all are requested at once and published in the voters' order (a
+/// simultaneous secret ballot, as the papers' anonymous vote is).
+pub(super) async fn ballots(
+    run: &mut Run<'_>,
+    stage: &str,
+    vote_call: &str,
+    voters: Vec<(String, Vec<String>)>,
+) -> Result<BTreeMap<String, String>, GameError> {
+    let turns = run
+        .request_each(voters.iter().map(|(voter, candidates)| {
+            let (vote_call, candidates) = (vote_call.to_string(), candidates.clone());
+            (voter.clone(), move |reply| CharacterMsg::Vote {
+                vote_call,
+                candidates,
+                reply,
+            })
+        }))
+        .await;
     let mut votes = BTreeMap::new();
-    for voter in run.names() {
-        let candidates = vote_candidates(&voter, &suspects);
-        let target = ballot(run, stage, &voter, &call, candidates).await?;
+    for ((voter, candidates), turn) in voters.into_iter().zip(turns) {
+        let target = ballot(run, stage, &voter, candidates, turn?).await?;
         votes.insert(voter, target);
     }
-    run.stage_done(stage, t);
     Ok(votes)
 }
 
 /// One player's ballot among `candidates`, published as a private event. A ballot for anyone else (a
 /// name the agent made up, or itself) fails the game rather than skewing the tally.
-pub(super) async fn ballot(
+async fn ballot(
     run: &mut Run<'_>,
     stage: &str,
     voter: &str,
-    vote_call: &str,
     candidates: Vec<String>,
+    mut turn: Turn,
 ) -> Result<String, GameError> {
-    let vote_call = vote_call.to_string();
-    let offered = candidates.clone();
-    let mut turn = run
-        .request(voter, |reply| CharacterMsg::Vote {
-            vote_call,
-            candidates: offered,
-            reply,
-        })
-        .await?;
     let target = turn
         .target
         .clone()

@@ -16,7 +16,8 @@ use super::result::{detection_accuracy, GameResult, PhaseUsage};
 use super::Protocol;
 use super::{GameConfig, GameError};
 use crate::agent::{
-    Character, CharacterArgs, CharacterMsg, CharacterView, Framework, OmniscientView, Prompts,
+    CallBound, Character, CharacterArgs, CharacterMsg, CharacterView, Framework, OmniscientView,
+    Prompts,
 };
 use crate::eval::{Evaluator, EvaluatorArgs, EvaluatorMsg};
 use crate::llm::{Gateway, Phase, SampleCounter, Usage};
@@ -75,6 +76,8 @@ impl Actor for GameActor {
         names.insert(memory.get_id(), "memory index".to_string());
         children.push(memory.get_cell());
         let mut characters: Vec<(String, ActorRef<CharacterMsg>)> = Vec::new();
+        // One bound on model calls in flight for the whole game: characters, evaluator and judge.
+        let bound = CallBound::new(args.config.call_concurrency);
         // Forced exposure makes the murderer players confess; when every culprit is a non-player there
         // is nobody to do so, and the characters must not be told that someone did.
         let mut protocol = args.config.protocol;
@@ -106,6 +109,7 @@ impl Actor for GameActor {
                 prompts,
                 game_id: args.config.game_id.clone(),
                 seed: args.config.seed,
+                bound: bound.clone(),
                 #[cfg(feature = "test-hooks")]
                 panic_on_request,
             };
@@ -134,6 +138,7 @@ impl Actor for GameActor {
             rationale_threshold: args.config.rationale_threshold,
             game_id: args.config.game_id.clone(),
             judge_samples: SampleCounter::new(args.config.seed, "judge"),
+            bound,
             progress: args.config.progress.clone(),
         };
         let (evaluator, _) = Actor::spawn_linked(None, Evaluator, eval_args, cell.clone()).await?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use super::simulated;
-use super::types::{ChatRequest, ChatResponse};
+use super::types::{ChatRequest, ChatResponse, TokenUsage};
 use crate::text;
 
 /// Why one attempt failed.
@@ -96,9 +96,27 @@ pub trait Provider: Send + Sync {
 pub type SharedProvider = Arc<dyn Provider>;
 
 /// The in-process simulated model, optionally with a fixed latency per call.
+///
+/// The model is pure CPU work (milliseconds for a long prompt), so it answers on the bounded blocking
+/// pool of [`crate::cpu`], never on an async worker: a game issues dozens of calls at once, and their
+/// answers must not stall the timers and sockets of every other task meanwhile. The answer's usage is
+/// counted there too, so the gateway never falls back to counting tokens on its own worker.
 #[derive(Debug, Clone, Default)]
 pub struct SimulatedProvider {
     pub latency: Duration,
+}
+
+/// The simulated model's answer to `req`, with its usage (counted here if the model left it out).
+fn simulate(req: &ChatRequest) -> ChatResponse {
+    let mut resp = simulated::respond(req);
+    if resp.usage.is_none() {
+        resp.usage = Some(TokenUsage {
+            prompt_tokens: super::tokens::count_messages(&req.messages),
+            completion_tokens: super::tokens::count(&resp.content),
+            cached_tokens: 0,
+        });
+    }
+    resp
 }
 
 impl Provider for SimulatedProvider {
@@ -114,7 +132,12 @@ impl Provider for SimulatedProvider {
             if !self.latency.is_zero() {
                 tokio::time::sleep(self.latency).await;
             }
-            Ok(simulated::respond(req))
+            let req = req.clone();
+            // A panic in the model is a bug, not a transient failure: reported as an unusable answer,
+            // which the gateway does not retry.
+            crate::cpu::run(move || simulate(&req))
+                .await
+                .map_err(|e| ProviderError::Decode(format!("simulated model: {e}")))
         })
     }
 

@@ -55,6 +55,25 @@ impl SampleCounter {
     pub fn caller(&self) -> &str {
         &self.caller
     }
+
+    /// The counter of a unit of work that makes exactly `calls` calls, run alongside other units of the
+    /// same caller: it continues this caller's sequence where it stands, and this counter skips past the
+    /// `calls` indices it hands over. Units reserved in the order a sequential run would make them get
+    /// exactly the indices that run drew, however their calls then interleave.
+    pub fn reserve(&mut self, calls: u64) -> SampleCounter {
+        let unit = self.clone();
+        self.calls += calls;
+        unit
+    }
+
+    /// The counter of a unit of work whose number of calls is not known beforehand (a ThinkThrice answer
+    /// that refines and verifies itself), run alongside other units of the same caller: a sequence of
+    /// its own, caller `{caller}#{unit}`, from call 0. Its indices depend on the unit's name alone, not on
+    /// how many calls the units before it made; the name must be unique within the caller (evaluation
+    /// uses `factual/{question}`; see `docs/parallelism.md`). This counter does not move.
+    pub fn fork(&self, unit: &str) -> SampleCounter {
+        SampleCounter::new(self.seed, format!("{}#{unit}", self.caller))
+    }
 }
 
 #[cfg(test)]
@@ -75,6 +94,39 @@ mod tests {
         assert_ne!(sample_index(7, "Ada", 0), sample_index(7, "Ada", 1));
         assert_ne!(sample_index(7, "Ada", 0), sample_index(7, "Ben", 0));
         assert_ne!(sample_index(7, "Ada", 0), sample_index(8, "Ada", 0));
+    }
+
+    #[test]
+    fn reserved_units_draw_what_a_sequential_run_draws() {
+        let mut sequential = SampleCounter::new(3, "Ada");
+        let want: Vec<u64> = (0..5).map(|_| sequential.next_index()).collect();
+        let mut ada = SampleCounter::new(3, "Ada");
+        let mut first = ada.reserve(2);
+        let mut second = ada.reserve(3);
+        // The second unit draws before the first: the indices do not care.
+        let b: Vec<u64> = (0..3).map(|_| second.next_index()).collect();
+        let a: Vec<u64> = (0..2).map(|_| first.next_index()).collect();
+        assert_eq!([a, b].concat(), want);
+        assert_eq!(
+            ada.calls(),
+            5,
+            "the caller's counter skipped past both units"
+        );
+        assert_eq!(ada.next_index(), sample_index(3, "Ada", 5));
+    }
+
+    #[test]
+    fn forked_units_have_sequences_of_their_own() {
+        let mut ada = SampleCounter::new(3, "Ada");
+        ada.next_index();
+        let mut unit = ada.fork("factual/4");
+        assert_eq!(unit.caller(), "Ada#factual/4");
+        assert_eq!(unit.next_index(), sample_index(3, "Ada#factual/4", 0));
+        assert_eq!(ada.calls(), 1, "forking does not move the caller's counter");
+        assert_ne!(
+            ada.fork("factual/5").next_index(),
+            sample_index(3, "Ada#factual/4", 0)
+        );
     }
 
     /// The characters' indices predate this module; the golden games pin them, and this pins the

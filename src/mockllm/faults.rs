@@ -2,6 +2,7 @@
 //! latency, random 429/500 errors from a seeded RNG, and malformed replies.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use rand::Rng;
 use tokio::sync::SemaphorePermit;
@@ -38,10 +39,11 @@ impl Shared {
         }
     }
 
-    /// Faults 2 and 3: the latency, then a random error.
+    /// Faults 2 and 3: the latency (with its jitter), then a random error.
     pub(super) async fn delay_then_maybe_fail(&self) -> Result<(), ApiError> {
-        if !self.config.latency.is_zero() {
-            tokio::time::sleep(self.config.latency).await;
+        let wait = self.config.latency + self.draw_jitter();
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
         }
         match self.draw_fault() {
             None => Ok(()),
@@ -61,6 +63,20 @@ impl Shared {
                 ))
             }
         }
+    }
+
+    /// The extra wait of one request: uniform in `0..=latency_jitter` (microsecond steps), from the fault
+    /// RNG. No draw without jitter, so the fault sequence of a seed stays what it was.
+    fn draw_jitter(&self) -> Duration {
+        let most = u64::try_from(self.config.latency_jitter.as_micros()).unwrap_or(u64::MAX);
+        if most == 0 {
+            return Duration::ZERO;
+        }
+        let mut rng = match self.faults.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        Duration::from_micros(rng.gen_range(0..=most))
     }
 
     /// One draw decides whether the request fails, a second which way. Synchronous on purpose: the lock
@@ -122,5 +138,21 @@ mod tests {
         assert_eq!(a, draws(&Shared::new(config)));
         assert!(a.contains(&None) && a.contains(&Some(Fault::RateLimited)));
         assert!(a.contains(&Some(Fault::ServerError)));
+    }
+
+    #[test]
+    fn jitter_is_seeded_and_within_its_bound() {
+        let config = MockConfig {
+            latency_jitter: Duration::from_millis(30),
+            fault_seed: 5,
+            ..MockConfig::default()
+        };
+        let draws = |shared: &Shared| (0..64).map(|_| shared.draw_jitter()).collect::<Vec<_>>();
+        let a = draws(&Shared::new(config.clone()));
+        assert_eq!(a, draws(&Shared::new(config)), "same seed, same waits");
+        assert!(a.iter().all(|d| *d <= Duration::from_millis(30)));
+        assert!(a.iter().any(|d| *d != a[0]), "the waits vary");
+        let none = Shared::new(MockConfig::default());
+        assert_eq!(none.draw_jitter(), Duration::ZERO);
     }
 }

@@ -18,7 +18,8 @@
 //! Faults are injected on the two POST endpoints, in this order, to exercise retry and back-off code:
 //! 1. a concurrency limit (`max_concurrency`): a request over the limit gets 429 at once, the way a
 //!    provider's concurrent-request limit answers;
-//! 2. a fixed `latency` before every answer, errors included (a real error costs a round trip too);
+//! 2. a fixed `latency` before every answer, errors included (a real error costs a round trip too),
+//!    plus a random `latency_jitter` drawn from the seeded RNG;
 //! 3. random errors at `error_rate`, half 429 and half 500, drawn from a seeded RNG so a load test's
 //!    fault sequence is reproducible;
 //! 4. malformed output: the first `malformed_first` chat completions that get through are answered
@@ -65,6 +66,9 @@ pub use stats::MockStats;
 pub struct MockConfig {
     /// Wait before every answer to a POST request (success or injected error).
     pub latency: Duration,
+    /// A uniform random extra wait in `0..=latency_jitter` on top of `latency`, per request, drawn from
+    /// the fault RNG (so calls issued together finish in a shuffled order).
+    pub latency_jitter: Duration,
     /// Probability in `0..=1` that a POST request fails with 429 or 500 (half each).
     pub error_rate: f64,
     /// Requests served at once; more get 429 immediately. `None`: no limit.
@@ -88,6 +92,7 @@ impl Default for MockConfig {
     fn default() -> Self {
         MockConfig {
             latency: Duration::ZERO,
+            latency_jitter: Duration::ZERO,
             error_rate: 0.0,
             max_concurrency: None,
             fault_seed: 0,

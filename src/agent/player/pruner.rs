@@ -12,7 +12,7 @@ use super::suspicion::{
 use super::vars::{OptionLine, SensorPrompt};
 use super::{joined, killed, lang, script_about, Player, SCRIPT_FACTS, SENSOR_TOKENS};
 use crate::agent::context::{schema, Context};
-use crate::agent::AgentError;
+use crate::agent::{together, AgentError};
 use crate::llm::{Phase, ResponseSchema};
 use crate::script::{option_letter, Language};
 
@@ -50,6 +50,11 @@ impl Player {
 
     /// Runs every sensor on everyone else (players, then non-player suspects), then the pruner. `round`
     /// is `None` for the update before the vote.
+    ///
+    /// The readings do not depend on one another, so they are taken together: one unit per player
+    /// (their dialog recalled, then each of their readings, one call each), each unit and each reading
+    /// forked with the sample indices the one-by-one loop (players, sensors, victims) drew, and joined
+    /// back in that order, so the steps and readings are those of the loop.
     pub(super) async fn sense_and_prune(
         &mut self,
         cx: &mut Context,
@@ -59,134 +64,33 @@ impl Player {
         self.ensure_state(cx);
         let victims = self.victim_names();
         let all_victims = joined(cx, &victims);
+        let mut units = Vec::new();
         for target in others(cx) {
-            let query = cx.lines().query_about(&target, &all_victims);
-            let dialog = cx.recall_texts(&query, Phase::Gameplay).await?;
-            for sensor in sensors {
-                let about: Vec<&str> = if sensor.per_victim {
-                    victims.iter().map(String::as_str).collect()
-                } else {
-                    vec![all_victims.as_str()]
-                };
-                for victim in about {
-                    self.read_sensor(cx, sensor, (&target, victim), &dialog, round)
-                        .await?;
-                }
-            }
+            let jobs: Vec<(&'static Sensor, String)> = sensors
+                .iter()
+                .flat_map(|sensor| {
+                    let about: Vec<String> = if sensor.per_victim {
+                        victims.clone()
+                    } else {
+                        vec![all_victims.clone()]
+                    };
+                    about.into_iter().map(move |victim| (sensor, victim))
+                })
+                .collect();
+            let unit = cx.fork_calls(jobs.len() as u64);
+            units.push((target, jobs, unit));
+        }
+        let mut work = Vec::with_capacity(units.len());
+        for (target, jobs, unit) in units {
+            work.push(sense_unit(unit, target, &all_victims, jobs, round));
+        }
+        let sensed = together(work).await;
+        for (unit, r) in sensed {
+            let readings = r?;
+            cx.join(unit)?;
+            self.readings.extend(readings);
         }
         self.prune(cx, sensors, round);
-        Ok(())
-    }
-
-    /// One sensor call about `target` (and `victim`), recorded as a `sensor` event and kept as the latest
-    /// reading.
-    async fn read_sensor(
-        &mut self,
-        cx: &mut Context,
-        sensor: &Sensor,
-        (target, victim): (&str, &str),
-        dialog: &[String],
-        round: Option<u32>,
-    ) -> Result<(), AgentError> {
-        let lang = lang(cx);
-        let script = script_about(cx.view(), &format!("{target} {victim}"), SCRIPT_FACTS);
-        let letters: Vec<String> = (0..sensor.choices.len()).map(option_letter).collect();
-        let prompt = SensorPrompt {
-            target,
-            victim,
-            murderer: cx.murderer(),
-            killed: if sensor.per_victim {
-                killed(cx.view(), victim)
-            } else {
-                cx.murderer()
-            },
-            script: &script,
-            dialog,
-            options: sensor
-                .choices
-                .iter()
-                .zip(&letters)
-                .map(|(c, l)| OptionLine {
-                    letter: l.clone(),
-                    label: c.label.get(lang),
-                    hint: c.hint.get(lang),
-                })
-                .collect(),
-            question: sensor
-                .question
-                .get(lang)
-                .replace("{target}", target)
-                .replace("{victim}", victim),
-        };
-        let user = cx.prompts().render("sensor", &prompt)?;
-        let (_, parsed, logprobs) = cx
-            .call_full(
-                None,
-                "sensor",
-                user,
-                SENSOR_TOKENS,
-                Some(sensor_schema(&letters)),
-                Phase::Gameplay,
-                true,
-            )
-            .await?;
-        let parsed_letter = parsed
-            .as_ref()
-            .and_then(|v| v["choice"].as_str())
-            .map(str::to_string);
-        let reason = parsed
-            .as_ref()
-            .and_then(|v| v["reason"].as_str())
-            .unwrap_or_default()
-            .to_string();
-        let pick = choose_option(&letters, parsed_letter.as_deref(), logprobs.as_deref());
-        let label = sensor
-            .choices
-            .get(pick.index)
-            .map(|c| c.label.get(lang).to_string())
-            .unwrap_or_default();
-        let probabilities: Map<String, Value> = sensor
-            .choices
-            .iter()
-            .zip(&pick.probs)
-            .map(|(c, p)| (c.label.get(lang).to_string(), json!(round3(*p))))
-            .collect();
-        let about = if sensor.per_victim {
-            format!(" · {victim}")
-        } else {
-            String::new()
-        };
-        cx.step(
-            "sensor",
-            format!(
-                "{} · {target}{about}: {label} [{}]",
-                sensor.title.get(lang),
-                pick.method.as_str()
-            ),
-            Some(json!({
-                "round": round,
-                "target": target,
-                "sensor": sensor.name,
-                "victim": sensor.per_victim.then_some(victim),
-                "value": label,
-                "method": pick.method.as_str(),
-                "parsed": parsed_letter,
-                "probabilities": probabilities,
-                "reason": reason,
-            })),
-        );
-        self.readings.insert(
-            (
-                sensor.name.clone(),
-                target.to_string(),
-                sensor.victim_key(victim).to_string(),
-            ),
-            Reading {
-                choice: pick.index,
-                probs: pick.probs,
-                method: pick.method,
-            },
-        );
         Ok(())
     }
 
@@ -316,6 +220,166 @@ impl Player {
             .collect();
         argmax(&s)
     }
+}
+
+/// The key of a reading: (sensor, player, victim — empty for sensors read once per player).
+type ReadingKey = (String, String, String);
+
+/// [`sense_target`] in a unit of its own, handed back with its result for joining.
+async fn sense_unit(
+    mut unit: Context,
+    target: String,
+    all_victims: &str,
+    jobs: Vec<(&'static Sensor, String)>,
+    round: Option<u32>,
+) -> (Context, Result<Vec<(ReadingKey, Reading)>, AgentError>) {
+    let r = sense_target(&mut unit, &target, all_victims, &jobs, round).await;
+    (unit, r)
+}
+
+/// Every reading about `target`: its dialog recalled once, then each (sensor, victim) of `jobs` read,
+/// the readings together, joined back in the order of `jobs`.
+async fn sense_target(
+    cx: &mut Context,
+    target: &str,
+    all_victims: &str,
+    jobs: &[(&'static Sensor, String)],
+    round: Option<u32>,
+) -> Result<Vec<(ReadingKey, Reading)>, AgentError> {
+    let query = cx.lines().query_about(target, all_victims);
+    let dialog = cx.recall_texts(&query, Phase::Gameplay).await?;
+    let mut work = Vec::with_capacity(jobs.len());
+    for (sensor, victim) in jobs {
+        let unit = cx.fork_calls(1);
+        work.push(read_unit(unit, sensor, (target, victim), &dialog, round));
+    }
+    let read = together(work).await;
+    let mut out = Vec::with_capacity(read.len());
+    for ((unit, r), (sensor, victim)) in read.into_iter().zip(jobs) {
+        let reading = r?;
+        cx.join(unit)?;
+        let key = (
+            sensor.name.clone(),
+            target.to_string(),
+            sensor.victim_key(victim).to_string(),
+        );
+        out.push((key, reading));
+    }
+    Ok(out)
+}
+
+/// [`read_sensor`] in a unit of its own, handed back with its result for joining.
+async fn read_unit(
+    mut unit: Context,
+    sensor: &Sensor,
+    about: (&str, &str),
+    dialog: &[String],
+    round: Option<u32>,
+) -> (Context, Result<Reading, AgentError>) {
+    let r = read_sensor(&mut unit, sensor, about, dialog, round).await;
+    (unit, r)
+}
+
+/// One sensor call about `target` (and `victim`), recorded as a `sensor` step; returns the reading.
+async fn read_sensor(
+    cx: &mut Context,
+    sensor: &Sensor,
+    (target, victim): (&str, &str),
+    dialog: &[String],
+    round: Option<u32>,
+) -> Result<Reading, AgentError> {
+    let lang = lang(cx);
+    let script = script_about(cx.view(), &format!("{target} {victim}"), SCRIPT_FACTS);
+    let letters: Vec<String> = (0..sensor.choices.len()).map(option_letter).collect();
+    let prompt = SensorPrompt {
+        target,
+        victim,
+        murderer: cx.murderer(),
+        killed: if sensor.per_victim {
+            killed(cx.view(), victim)
+        } else {
+            cx.murderer()
+        },
+        script: &script,
+        dialog,
+        options: sensor
+            .choices
+            .iter()
+            .zip(&letters)
+            .map(|(c, l)| OptionLine {
+                letter: l.clone(),
+                label: c.label.get(lang),
+                hint: c.hint.get(lang),
+            })
+            .collect(),
+        question: sensor
+            .question
+            .get(lang)
+            .replace("{target}", target)
+            .replace("{victim}", victim),
+    };
+    let user = cx.prompts().render("sensor", &prompt)?;
+    let (_, parsed, logprobs) = cx
+        .call_full(
+            None,
+            "sensor",
+            user,
+            SENSOR_TOKENS,
+            Some(sensor_schema(&letters)),
+            Phase::Gameplay,
+            true,
+        )
+        .await?;
+    let parsed_letter = parsed
+        .as_ref()
+        .and_then(|v| v["choice"].as_str())
+        .map(str::to_string);
+    let reason = parsed
+        .as_ref()
+        .and_then(|v| v["reason"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let pick = choose_option(&letters, parsed_letter.as_deref(), logprobs.as_deref());
+    let label = sensor
+        .choices
+        .get(pick.index)
+        .map(|c| c.label.get(lang).to_string())
+        .unwrap_or_default();
+    let probabilities: Map<String, Value> = sensor
+        .choices
+        .iter()
+        .zip(&pick.probs)
+        .map(|(c, p)| (c.label.get(lang).to_string(), json!(round3(*p))))
+        .collect();
+    let about = if sensor.per_victim {
+        format!(" · {victim}")
+    } else {
+        String::new()
+    };
+    cx.step(
+        "sensor",
+        format!(
+            "{} · {target}{about}: {label} [{}]",
+            sensor.title.get(lang),
+            pick.method.as_str()
+        ),
+        Some(json!({
+            "round": round,
+            "target": target,
+            "sensor": sensor.name,
+            "victim": sensor.per_victim.then_some(victim),
+            "value": label,
+            "method": pick.method.as_str(),
+            "parsed": parsed_letter,
+            "probabilities": probabilities,
+            "reason": reason,
+        })),
+    );
+    Ok(Reading {
+        choice: pick.index,
+        probs: pick.probs,
+        method: pick.method,
+    })
 }
 
 /// Whom the agent senses and suspects: the other players in cast order, then the suspects who do not

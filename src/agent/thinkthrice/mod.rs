@@ -12,7 +12,7 @@ use minijinja::context;
 
 use super::answers;
 use super::context::Context;
-use super::interface::{Agent, AgentFuture};
+use super::interface::{Agent, AgentFuture, EvalKind};
 use super::AgentError;
 use crate::llm::Phase;
 
@@ -72,8 +72,18 @@ impl Agent for ThinkThrice {
         Box::pin(vote(cx, vote_call, candidates))
     }
 
+    /// A factual answer goes through SR and SV when they are on, whose calls depend on the answers; an
+    /// inferential answer is one choice.
+    fn eval_calls(&self, cx: &Context, kind: EvalKind) -> Option<u64> {
+        let m = cx.config().modules;
+        match kind {
+            EvalKind::Factual if m.sr || m.sv.is_some() => None,
+            _ => Some(1),
+        }
+    }
+
     fn answer_factual<'a>(
-        &'a mut self,
+        &'a self,
         cx: &'a mut Context,
         question: &'a str,
     ) -> AgentFuture<'a, String> {
@@ -87,7 +97,7 @@ impl Agent for ThinkThrice {
     }
 
     fn answer_inferential<'a>(
-        &'a mut self,
+        &'a self,
         cx: &'a mut Context,
         question: &'a str,
         options: &'a [String],

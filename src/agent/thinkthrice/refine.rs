@@ -41,20 +41,30 @@ pub(super) async fn draft_and_refine(
             context! { memory => memory, question => question },
         )?,
     };
-    let (draft, _) = cx.call(purpose, user, budget, None, phase).await?;
     if !cx.config().modules.sr {
+        let (draft, _) = cx.call(purpose, user, budget, None, phase).await?;
         return Ok(draft);
     }
-    cx.step("draft", draft.clone(), None);
-    // Self-Refinement: sub-questions → facts from the script → an answer that includes them.
-    let user = cx
+    // Self-Refinement: sub-questions → facts from the script → an answer that includes them. The
+    // decomposition reads the question alone, not the draft, so the two calls run together (with the
+    // indices the draft-then-decompose order drew) and are joined in that order.
+    let decompose = cx
         .prompts()
         .render("sr_decompose", context! { question => question })?;
     let s = schema(
         "sub_questions",
         json!({"type": "object", "properties": {"sub_questions": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4}}, "required": ["sub_questions"], "additionalProperties": false}),
     );
-    let (_, v) = cx.call("sr_decompose", user, 200, Some(s), phase).await?;
+    let (mut drafting, mut decomposing) = (cx.fork_calls(1), cx.fork_calls(1));
+    let (drafted, decomposed) = futures::join!(
+        drafting.call(purpose, user, budget, None, phase),
+        decomposing.call("sr_decompose", decompose, 200, Some(s), phase),
+    );
+    let (draft, _) = drafted?;
+    cx.join(drafting)?;
+    cx.step("draft", draft.clone(), None);
+    let (_, v) = decomposed?;
+    cx.join(decomposing)?;
     let subs: Vec<String> = v
         .as_ref()
         .and_then(|v| v["sub_questions"].as_array())

@@ -5,8 +5,8 @@ use minijinja::context;
 use serde_json::json;
 
 use super::super::context::{schema, Context};
-use super::super::AgentError;
-use crate::llm::Phase;
+use super::super::{together, AgentError};
+use crate::llm::{Phase, ResponseSchema};
 use crate::text;
 
 /// Facts checked per Self-Verification attempt; longer answers are checked on their first sentences.
@@ -31,13 +31,23 @@ pub(super) async fn verify(
         "verification",
         json!({"type": "object", "properties": {"supported": {"type": "boolean"}}, "required": ["supported"], "additionalProperties": false}),
     );
-    let mut supported = 0;
-    let mut verdicts = Vec::new();
+    // Each fact is checked on its own (one call each, independent of the others): the checks run
+    // together, each with the index a one-by-one check would have drawn, and are joined in order.
+    let mut checks = Vec::with_capacity(facts.len());
     for f in &facts {
         let user = cx.prompts().render("sv_check", context! { claim => f })?;
-        let (_, v) = cx
-            .call("sv_check", user, 20, Some(s.clone()), phase)
-            .await?;
+        checks.push((user, cx.fork_calls(1)));
+    }
+    let mut work = Vec::with_capacity(checks.len());
+    for (user, unit) in checks {
+        work.push(check(unit, user, s.clone(), phase));
+    }
+    let checked = together(work).await;
+    let mut supported = 0;
+    let mut verdicts = Vec::new();
+    for (unit, r) in checked {
+        let (_, v) = r?;
+        cx.join(unit)?;
         let ok = v
             .as_ref()
             .and_then(|v| v["supported"].as_bool())
@@ -63,4 +73,18 @@ pub(super) async fn verify(
         Some(json!({ "attempt": attempt + 1, "supported": supported, "facts": n, "verdicts": verdicts, "passed": passed, "score": score })),
     );
     Ok((score, passed))
+}
+
+/// One fact's check in a unit of its own, handed back with its result for joining.
+async fn check(
+    mut unit: Context,
+    user: String,
+    schema: ResponseSchema,
+    phase: Phase,
+) -> (
+    Context,
+    Result<(String, Option<serde_json::Value>), AgentError>,
+) {
+    let r = unit.call("sv_check", user, 20, Some(schema), phase).await;
+    (unit, r)
 }

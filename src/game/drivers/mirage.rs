@@ -161,15 +161,20 @@ async fn scoring(
     let stage = format!("trust_suspicion_{iteration}");
     let t = run.stage_started(&stage);
     let names = run.names();
-    for scorer in &names {
-        let others = vote_candidates(scorer, &names);
-        let asked = others.clone();
-        let mut turn = run
-            .request(scorer, |reply| CharacterMsg::Score {
-                others: asked,
+    // Scores are private and never remembered: every character scores at once, published in turn
+    // order.
+    let turns = run
+        .request_each(names.iter().map(|scorer| {
+            let others = vote_candidates(scorer, &names);
+            (scorer.clone(), move |reply| CharacterMsg::Score {
+                others,
                 reply,
             })
-            .await?;
+        }))
+        .await;
+    for (scorer, turn) in names.iter().zip(turns) {
+        let mut turn = turn?;
+        let others = vote_candidates(scorer, &names);
         let data = turn.data.clone().unwrap_or_default();
         for (module, into) in [("trust", &mut out.trust), ("suspicion", &mut out.suspicion)] {
             let row = into.entry(scorer.clone()).or_default();
@@ -398,16 +403,20 @@ async fn vote(
         Draft::public("host", "host", None, text).with_data(json!({ "accused": accused })),
     )
     .await?;
-    let mut votes = BTreeMap::new();
-    for voter in &names {
-        let mut candidates: Vec<String> = accused.iter().filter(|a| *a != voter).cloned().collect();
-        if candidates.is_empty() {
-            // The voter is the only accused: it chooses among every other suspect (see the module doc).
-            candidates = vote_candidates(voter, &suspects);
-        }
-        let target = steps::ballot(run, "vote", voter, &call, candidates).await?;
-        votes.insert(voter.clone(), target);
-    }
+    let voters = names
+        .iter()
+        .map(|voter| {
+            let mut candidates: Vec<String> =
+                accused.iter().filter(|a| *a != voter).cloned().collect();
+            if candidates.is_empty() {
+                // The voter is the only accused: it chooses among every other suspect (see the module
+                // doc).
+                candidates = vote_candidates(voter, &suspects);
+            }
+            (voter.clone(), candidates)
+        })
+        .collect();
+    let votes = steps::ballots(run, "vote", &call, voters).await?;
     run.stage_done("vote", t);
     Ok(votes)
 }
