@@ -119,6 +119,10 @@ pub struct PlayArgs {
     /// Directory of prompt templates replacing the built-in ones.
     #[arg(long)]
     pub prompts_dir: Option<PathBuf>,
+    /// Model calls of this game in flight at once (independent calls — sensors, ballots, evaluation
+    /// questions — go out together up to this bound; 1 plays one call at a time). Changes no answer.
+    #[arg(long, default_value_t = crate::agent::DEFAULT_CALL_CONCURRENCY)]
+    pub call_concurrency: usize,
     /// Keep the last run's metrics endpoint up this many seconds after the game (for a final scrape).
     #[arg(long, default_value_t = 0, hide = true)]
     pub linger_secs: u64,
@@ -172,6 +176,7 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
         game_id: format!("{}-{arm}-s{}", slug(&script.title), spec.seed),
         transcript_path: Some(out.join("transcript.jsonl")),
         progress: progress.clone(),
+        call_concurrency: a.call_concurrency.max(1),
         ..spec.config()
     };
     config.check()?;

@@ -10,14 +10,14 @@ use crate::script::Script;
 
 /// The flags a replay accepts: where to write, and which variable holds the API key. Anything else
 /// would make the replay a different game.
-const REPLAY_FLAGS: &[&str] = &["--spec", "--out", "--api-key-env"];
+const REPLAY_FLAGS: &[&str] = &["--spec", "--out", "--api-key-env", "--call-concurrency"];
 
 /// The spec in `file` (a result.json or a bare spec) and the script it names. Refuses any other typed
 /// flag, and a script whose content changed since the game was recorded.
 pub(super) fn load(file: &Path, typed: &[String]) -> Result<(GameSpec, Arc<Script>)> {
     if let Some(flag) = typed.iter().find(|f| !REPLAY_FLAGS.contains(&f.as_str())) {
         bail!(
-            "{flag} cannot be given with --spec: a replay plays exactly the recorded game (only --out and --api-key-env are allowed)"
+            "{flag} cannot be given with --spec: a replay plays exactly the recorded game (only --out, --api-key-env and --call-concurrency, which changes no answer, are allowed)"
         );
     }
     let text =

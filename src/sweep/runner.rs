@@ -174,6 +174,8 @@ struct Inner {
     out: PathBuf,
     sweep: String,
     run: String,
+    /// Model calls one game may have in flight (`gateway.game_concurrency`).
+    call_concurrency: Option<usize>,
 }
 
 /// Plays the plan's games for the scheduler.
@@ -238,11 +240,14 @@ async fn play_game(inner: Arc<Inner>, index: usize) -> GameOutcome {
     {
         return fail(format!("store: {e}"));
     }
-    let config = GameConfig {
+    let mut config = GameConfig {
         game_id: g.id.clone(),
         transcript_path: Some(transcript.clone()),
         ..g.spec.config()
     };
+    if let Some(n) = inner.call_concurrency {
+        config.call_concurrency = n;
+    }
     let scope = Arc::new(CallScope {
         sweep: inner.sweep.clone(),
         run: inner.run.clone(),
@@ -433,6 +438,7 @@ pub async fn run_with(
         out: out.clone(),
         sweep: sweep_id.clone(),
         run: run_id.clone(),
+        call_concurrency: g.game_concurrency,
     });
     let (done_tx, done_rx) = oneshot::channel();
     let concurrency = opts.concurrency.or(file.concurrency).unwrap_or(64).max(1);
