@@ -1,4 +1,5 @@
-//! Embeds every prompt template under `prompts/` into the binary.
+//! Embeds every prompt template under `prompts/` into the binary, and generates the cluster's gRPC
+//! code from `proto/` (see [`compile_protos`]).
 //!
 //! Templates are data (ARCHITECTURE.md decision 9): adding `prompts/<framework>/<lang>/<purpose>.j2`
 //! is all it takes for the binary to carry it. This writes `$OUT_DIR/builtin_prompts.rs`, a table of
@@ -8,6 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
+    compile_protos();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut rows = Vec::new();
@@ -63,4 +65,26 @@ fn sorted_dirs(p: &Path) -> Vec<std::path::PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+/// The gRPC services and messages of `proto/sleuth/v1/`, compiled with the `protoc` that
+/// `protoc-bin-vendored` ships (a fresh machine needs no protoc installed), plus the file descriptor
+/// set the reflection service serves so `grpcurl` works without the .proto files.
+fn compile_protos() {
+    let files = [
+        "proto/sleuth/v1/sweeps.proto",
+        "proto/sleuth/v1/workers.proto",
+    ];
+    for f in files {
+        println!("cargo:rerun-if-changed={f}");
+    }
+    let protoc = protoc_bin_vendored::protoc_bin_path()
+        .expect("protoc-bin-vendored has a protoc for this platform");
+    let mut config = tonic_prost_build::Config::new();
+    config.protoc_executable(protoc);
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    tonic_prost_build::configure()
+        .file_descriptor_set_path(out.join("sleuth_v1_descriptor.bin"))
+        .compile_with_config(config, &files, &["proto"])
+        .expect("compile proto/sleuth/v1");
 }

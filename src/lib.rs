@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod cluster;
 pub mod cpu;
 pub mod eval;
 pub mod game;

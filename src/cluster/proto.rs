@@ -1,0 +1,7 @@
+//! The code `build.rs` generates from `proto/sleuth/v1/*.proto`: messages, clients and servers.
+#![allow(missing_docs, clippy::all, clippy::pedantic, unreachable_pub)]
+
+tonic::include_proto!("sleuth.v1");
+
+/// The compiled `.proto` files, served by the reflection service so `grpcurl` needs no copy of them.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("sleuth_v1_descriptor");
