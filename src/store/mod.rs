@@ -3,7 +3,8 @@
 //!
 //! One trait, [`Store`], with one implementation per place a sweep can live: [`SqliteStore`], a
 //! SQLite file in the run directory (one node; users open it with `sqlite3` or pandas — the schema is
-//! in `docs/sweeps.md`), and, for a cluster, Redis. Both pass the same conformance suite
+//! in `docs/sweeps.md`), and [`RedisStore`], the shared state of a cluster (its key layout is in
+//! `docs/cluster.md`). Both pass the same conformance suite
 //! ([`conformance`]), so the scheduler, the gateway's cache and `sleuth sweep status` never know which
 //! one they talk to.
 //!
@@ -13,11 +14,13 @@
 
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod conformance;
+pub mod redis;
 mod sqlite;
 mod types;
 
 use futures::future::BoxFuture;
 
+pub use self::redis::RedisStore;
 pub use sqlite::SqliteStore;
 pub use types::{
     CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, StateCounts, SweepRecord,
@@ -39,6 +42,17 @@ pub enum StoreError {
     /// The store was shut down (its writer stopped) while a request was pending.
     #[error("store: closed")]
     Closed,
+    /// A Redis server refused an operation or could not be reached. `at` is its URL and `message`
+    /// the client's error, both with the password replaced by `***`: store errors end up on
+    /// terminals and in logs, credentials must not. `transient` says whether trying again later can
+    /// succeed (a lost connection, a timeout, a server loading or failing over), so a worker can tell
+    /// a blip from a misconfiguration.
+    #[error("store: redis at {at}: {message}")]
+    Redis {
+        at: String,
+        message: String,
+        transient: bool,
+    },
     /// Another process holds the run directory.
     #[error("the run directory {dir} is in use by another sleuth process (lock file {lock})")]
     Locked { dir: String, lock: String },

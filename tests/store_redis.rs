@@ -1,0 +1,410 @@
+//! The store conformance suite (`sleuth::store::conformance`) on the Redis store, plus what only a
+//! shared store has to show: two workers racing to write the same result or cache entry record it
+//! once, namespaces sharing a server stay apart, the state outlives every handle (the coordinator
+//! keeps nothing outside Redis), and the URL's password never reaches an error.
+//!
+//! Each test starts its own `redis-server` on a free port (no persistence, killed when the test
+//! ends). Where `redis-server` is not installed the tests say so and pass without running: they need
+//! a real server, and a fake one would test the fake.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sleuth::store::{
+    conformance, CacheKind, CallSource, GameRow, GameState, LedgerEntry, RedisStore, Store,
+    StoreError, SweepRecord, SweepStatus,
+};
+
+/// A `redis-server` child process, killed on drop.
+struct RedisServer {
+    child: Child,
+    port: u16,
+}
+
+impl RedisServer {
+    /// Starts a server (with `extra` arguments), or `None` when `redis-server` is not installed.
+    fn start(extra: &[&str]) -> Option<RedisServer> {
+        // A port the kernel just handed out and took back; another process could take it in between,
+        // so a server that does not come up is tried again on a new one.
+        for _ in 0..3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .expect("a free port");
+            let spawned = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no"])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            let child = match spawned {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    eprintln!(
+                        "SKIPPED: redis-server is not installed (apt-get install redis-server); \
+                         the Redis store tests need a real server"
+                    );
+                    return None;
+                }
+                Err(e) => panic!("cannot start redis-server: {e}"),
+            };
+            let mut server = RedisServer { child, port };
+            if server.wait_ready() {
+                return Some(server);
+            }
+        }
+        panic!("redis-server did not come up on any of three ports");
+    }
+
+    /// Waits until the server answers (anything: an auth error is an answer), up to 10 s.
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false; // it exited: most likely the port was taken
+            }
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                let mut buf = [0u8; 64];
+                let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+                if s.write_all(b"PING\r\n").is_ok() && matches!(s.read(&mut buf), Ok(n) if n > 0) {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn game(sweep: &str, id: &str) -> GameRow {
+    GameRow {
+        id: id.to_string(),
+        sweep: sweep.to_string(),
+        arm: "arm".into(),
+        arm_label: "framework=player".into(),
+        script: "Glasshouse".into(),
+        repeat: 0,
+        seed: 7,
+        spec: "{}".into(),
+        state: GameState::Pending,
+        attempts: 0,
+        crashes: 0,
+        reason: None,
+        stage: None,
+        updated_at: String::new(),
+    }
+}
+
+fn live_call(run: &str, sweep: &str, key: &str) -> LedgerEntry {
+    LedgerEntry {
+        run: run.to_string(),
+        sweep: sweep.to_string(),
+        game: "g".into(),
+        arm: "arm".into(),
+        model: "m".into(),
+        phase: "gameplay".into(),
+        framework: "player".into(),
+        purpose: "answer".into(),
+        source: CallSource::Live,
+        prompt_tokens: 10,
+        completion_tokens: 2,
+        cached_tokens: 0,
+        cost_usd: 0.001,
+        key: Some(key.to_string()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_store_passes_the_conformance_suite() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let store = RedisStore::connect(&server.url(), "conformance")
+        .await
+        .expect("connect");
+    conformance::run(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_racing_for_the_same_game_or_key_record_exactly_one() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    // Two handles, two connections: two workers.
+    let a = RedisStore::connect(&server.url(), "race").await.expect("a");
+    let b = RedisStore::connect(&server.url(), "race").await.expect("b");
+    const N: usize = 300;
+    let games: Vec<GameRow> = (0..N).map(|i| game("s", &format!("g{i}"))).collect();
+    assert_eq!(a.add_games(&games).await.expect("add"), N);
+
+    let races = (0..N).map(|i| {
+        let (a, b) = (a.clone(), b.clone());
+        async move {
+            let id = format!("g{i}");
+            // Both started it (a lease handed to one, then re-delivered to the other)...
+            let (sa, sb) = tokio::join!(
+                a.set_game_state(&id, GameState::Running, None, None),
+                b.set_game_state(&id, GameState::Running, None, None)
+            );
+            sa.expect("start a");
+            sb.expect("start b");
+            // ...and both finish it at once, each with its own result...
+            let (by_a, by_b) = (
+                format!("{{\"by\":\"a{i}\"}}"),
+                format!("{{\"by\":\"b{i}\"}}"),
+            );
+            let (ra, rb) = tokio::join!(a.put_result(&id, &by_a), b.put_result(&id, &by_b));
+            let (ra, rb) = (ra.expect("put a"), rb.expect("put b"));
+            assert!(
+                ra ^ rb,
+                "game {id}: exactly one write wins (a: {ra}, b: {rb})"
+            );
+            let stored = a.result(&id).await.expect("read").expect("a result");
+            let winner = if ra { "a" } else { "b" };
+            assert_eq!(
+                stored,
+                format!("{{\"by\":\"{winner}{i}\"}}"),
+                "the winner's result stays"
+            );
+
+            // ...and both cache the same call with different replies, each with its ledger entry.
+            let mut key = [0u8; 32];
+            key[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            let hex_key = format!("k{i}");
+            let (la, lb) = (
+                [live_call("ra", "s", &hex_key)],
+                [live_call("rb", "s", &hex_key)],
+            );
+            let (ca, cb) = tokio::join!(
+                a.cache_put(&key, CacheKind::Chat, "m", b"from a", &la),
+                b.cache_put(&key, CacheKind::Chat, "m", b"from b", &lb)
+            );
+            ca.expect("cache a");
+            cb.expect("cache b");
+            let got = b.cache_get(&key).await.expect("get").expect("cached");
+            assert!(
+                got == b"from a" || got == b"from b",
+                "one of the two replies: {got:?}"
+            );
+            // Every reader sees the same one, whichever handle asks.
+            assert_eq!(
+                a.cache_get(&key).await.expect("get").as_deref(),
+                Some(&got[..])
+            );
+        }
+    });
+    futures::future::join_all(races).await;
+
+    assert_eq!(
+        a.cache_len().await.expect("len"),
+        N as u64,
+        "one entry per key"
+    );
+    let counts = b.state_counts("s").await.expect("counts");
+    assert_eq!(counts.get(GameState::Done), N as u64);
+    assert_eq!(
+        counts.total(),
+        N as u64,
+        "each game counted once: {counts:?}"
+    );
+    for g in a.games("s").await.expect("games") {
+        assert_eq!(g.state, GameState::Done);
+        assert_eq!(g.attempts, 2, "both starts count as attempts");
+    }
+    // Both calls were made (and paid for): both ledger entries stand, and the totals agree.
+    let totals = a.totals("s").await.expect("totals");
+    assert_eq!(totals.len(), 1, "{totals:?}");
+    assert_eq!(totals[0].calls, 2 * N as u64);
+    assert_eq!(totals[0].prompt_tokens, 20 * N as u64);
+    assert!((totals[0].cost_usd - 0.002 * N as f64).abs() < 1e-9);
+    assert_eq!(a.ledger("ra").await.expect("ledger").len(), N);
+    assert_eq!(b.ledger("rb").await.expect("ledger").len(), N);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_on_one_server_stay_apart() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let one = RedisStore::connect(&server.url(), "team-a.sweeps")
+        .await
+        .expect("one");
+    let two = RedisStore::connect(&server.url(), "team-b.sweeps")
+        .await
+        .expect("two");
+    one.add_games(&[game("s", "g")]).await.expect("add");
+    one.cache_put(
+        &[5; 32],
+        CacheKind::Chat,
+        "m",
+        b"v",
+        &[live_call("r", "s", "k")],
+    )
+    .await
+    .expect("put");
+    assert_eq!(two.game("g").await.expect("read"), None);
+    assert_eq!(two.cache_get(&[5; 32]).await.expect("read"), None);
+    assert_eq!(two.cache_len().await.expect("len"), 0);
+    assert!(two.totals("s").await.expect("totals").is_empty());
+    assert!(two.add_games(&[game("s", "g")]).await.expect("add") == 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_state_outlives_every_handle() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let sweep = SweepRecord {
+        id: "s".into(),
+        name: "night".into(),
+        file: "night.toml".into(),
+        text: "name = \"night\"\n".into(),
+        created_at: "2026-11-25T00:00:00.000Z".into(),
+        status: SweepStatus::Running,
+        note: None,
+        max_usd: None,
+        max_tokens: None,
+    };
+    {
+        // A coordinator that is then restarted (or killed: nothing waits for its drop).
+        let store = RedisStore::connect(&server.url(), "restart")
+            .await
+            .expect("connect");
+        store.open_sweep(&sweep).await.expect("open");
+        store.add_games(&[game("s", "g1")]).await.expect("add");
+        store
+            .set_game_state("g1", GameState::Running, None, None)
+            .await
+            .expect("start");
+        store
+            .cache_put(&[9; 32], CacheKind::Embedding, "e", b"kept", &[])
+            .await
+            .expect("put");
+    }
+    let store = RedisStore::connect(&server.url(), "restart")
+        .await
+        .expect("reconnect");
+    assert_eq!(store.sweep("s").await.expect("read"), Some(sweep));
+    let g1 = store.game("g1").await.expect("read").expect("g1");
+    assert_eq!((g1.state, g1.attempts), (GameState::Running, 1));
+    assert_eq!(
+        store.cache_get(&[9; 32]).await.expect("get").as_deref(),
+        Some(&b"kept"[..])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_password_never_appears_in_errors() {
+    let Some(server) = RedisServer::start(&["--requirepass", "right-horse-battery"]) else {
+        return;
+    };
+    let port = server.port;
+    let assert_redacted = |err: &StoreError, secret: &str| {
+        let shown = format!("{err} / {err:?}");
+        assert!(!shown.contains(secret), "the password leaked: {shown}");
+        assert!(shown.contains("***"), "the URL is shown redacted: {shown}");
+    };
+
+    // The wrong password: refused, and not repeated back.
+    let err = RedisStore::connect(&format!("redis://:wrong-s3cret@127.0.0.1:{port}/"), "ns")
+        .await
+        .expect_err("a wrong password is refused");
+    assert_redacted(&err, "wrong-s3cret");
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+
+    // A percent-encoded one, to a port nobody listens on.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let err = RedisStore::connect(&format!("redis://:p%40ss-w0rd@127.0.0.1:{closed}/"), "ns")
+        .await
+        .expect_err("nobody listens");
+    assert_redacted(&err, "p@ss-w0rd");
+    assert_redacted(&err, "p%40ss-w0rd");
+
+    // TLS (`rediss://`, over rustls) to a listener that hangs up on every connection: the handshake
+    // fails cleanly, redacted. (A plain redis-server would sit waiting for a newline in the
+    // ClientHello until the connect timeout.)
+    let hang_up = TcpListener::bind("127.0.0.1:0").expect("listener");
+    let tls_port = hang_up.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for conn in hang_up.incoming() {
+            drop(conn);
+        }
+    });
+    let err = RedisStore::connect(&format!("rediss://:tls-s3cret@127.0.0.1:{tls_port}/"), "ns")
+        .await
+        .expect_err("no TLS there");
+    assert_redacted(&err, "tls-s3cret");
+
+    // The right one works, and the store's Debug and URL show it redacted too.
+    let url = format!("redis://:right-horse-battery@127.0.0.1:{port}/");
+    let store = RedisStore::connect(&url, "ns").await.expect("connect");
+    store.add_games(&[game("s", "g")]).await.expect("write");
+    assert!(!format!("{store:?} {}", store.url()).contains("right-horse-battery"));
+
+    // An error from an operation (the server going away) is redacted as well, and transient.
+    drop(server);
+    let err = store.game("g").await.expect_err("the server is gone");
+    assert_redacted(&err, "right-horse-battery");
+    assert!(
+        matches!(
+            err,
+            StoreError::Redis {
+                transient: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_of_another_layout_or_a_bad_name_is_refused() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    drop(
+        RedisStore::connect(&server.url(), "old")
+            .await
+            .expect("connect"),
+    );
+    let client = redis::Client::open(server.url()).expect("client");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("raw connection");
+    let _: () = redis::cmd("HSET")
+        .arg("{old}:meta")
+        .arg("schema_version")
+        .arg("999")
+        .query_async(&mut con)
+        .await
+        .expect("edit the version");
+    let err = RedisStore::connect(&server.url(), "old")
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("schema version 999"), "{err}");
+
+    for bad in ["", "a}b", "a b", "{x}"] {
+        let err = RedisStore::connect(&server.url(), bad)
+            .await
+            .expect_err("a bad namespace is refused");
+        assert!(err.to_string().contains("namespace"), "{err}");
+    }
+}
