@@ -1,10 +1,11 @@
-//! The per-game memory index actor and its exact top-k search.
+//! The per-game memory index actor and the store it searches.
 
 use std::collections::HashMap;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use super::embedder::SharedEmbedder;
+use super::vectors::{Storage, Vectors};
 use crate::llm::{CallTags, LlmError, Usage};
 use crate::telemetry as tm;
 
@@ -19,6 +20,20 @@ pub enum MemoryError {
     Embed(#[from] LlmError),
     #[error("the memory index is not running")]
     Unavailable,
+    #[error("embedding has {got} dimensions, the memory holds {expected}-dimension vectors")]
+    Dims { expected: usize, got: usize },
+    #[error("embedding has no dimensions")]
+    EmptyVector,
+    #[error("embedding has a non-finite value at dimension {at}")]
+    NonFinite { at: usize },
+    #[error("{dims} dimensions is more than quantised storage supports ({max})")]
+    TooManyDims { dims: usize, max: usize },
+    #[error("record {0} is not in the memory")]
+    UnknownRecord(u32),
+    #[error("the memory is full (2^32 records)")]
+    Full,
+    #[error("{texts} texts but {vectors} embedding vectors")]
+    Count { texts: usize, vectors: usize },
 }
 
 /// A retrieved record.
@@ -28,42 +43,6 @@ pub struct Recalled {
     pub score: f32,
     /// Sequence number of the transcript event the record came from.
     pub event: u64,
-}
-
-/// Dot product, written with eight accumulators so the compiler vectorises it.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let ca = a.chunks_exact(8);
-    let cb = b.chunks_exact(8);
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
-/// Indices of the `k` candidates most similar to `query` (unit vectors: dot = cosine), best first.
-/// Exact: a partial selection over all candidates, then a sort of the k winners.
-pub fn top_k(query: &[f32], vectors: &[Vec<f32>], candidates: &[u32], k: usize) -> Vec<(u32, f32)> {
-    let mut scored: Vec<(u32, f32)> = candidates
-        .iter()
-        .map(|&i| (i, dot(query, &vectors[i as usize])))
-        .collect();
-    let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if scored.len() > k && k > 0 {
-        scored.select_nth_unstable_by(k - 1, by_score);
-        scored.truncate(k);
-    }
-    scored.sort_by(by_score);
-    scored.truncate(k);
-    scored
 }
 
 /// Splits an observation into retrievable chunks of whole sentences, each prefixed with `label` (who
@@ -90,43 +69,84 @@ pub fn chunk(label: &str, text: &str) -> Vec<String> {
 pub struct MemoryStore {
     texts: Vec<String>,
     events: Vec<u64>,
-    vectors: Vec<Vec<f32>>,
+    /// Created by the first add, which fixes the dimension count (the embedder's).
+    vectors: Option<Vectors>,
+    storage: Storage,
     visible: HashMap<String, Vec<u32>>,
 }
 
 impl MemoryStore {
-    /// Adds embedded chunks of one event, visible to the named agents.
+    /// An empty store whose vectors are kept as `storage` says ([`Storage::Auto`] is the default's).
+    pub fn new(storage: Storage) -> Self {
+        MemoryStore {
+            storage,
+            ..MemoryStore::default()
+        }
+    }
+
+    /// Adds embedded chunks of one event, visible to the named agents. All or nothing: a vector of the
+    /// wrong length or with a non-finite value (a misbehaving remote embedder) is refused before anything
+    /// is stored.
     pub fn add(
         &mut self,
         event: u64,
         chunks: Vec<String>,
         vectors: Vec<Vec<f32>>,
         visible_to: &[String],
-    ) {
+    ) -> Result<(), MemoryError> {
+        if chunks.len() != vectors.len() {
+            return Err(MemoryError::Count {
+                texts: chunks.len(),
+                vectors: vectors.len(),
+            });
+        }
+        let Some(first) = vectors.first() else {
+            return Ok(());
+        };
+        let store = match &mut self.vectors {
+            Some(store) => store,
+            None => self
+                .vectors
+                .insert(Vectors::new(first.len(), self.storage)?),
+        };
+        for v in &vectors {
+            store.check(v)?;
+        }
         for (text, v) in chunks.into_iter().zip(vectors) {
-            let id = self.vectors.len() as u32;
+            let id = store.push(&v)?;
             self.texts.push(text);
             self.events.push(event);
-            self.vectors.push(v);
             for a in visible_to {
                 self.visible.entry(a.clone()).or_default().push(id);
             }
         }
+        Ok(())
     }
 
-    /// The agent's `k` most similar records.
-    pub fn search(&self, agent: &str, query: &[f32], k: usize) -> Vec<Recalled> {
-        let Some(cands) = self.visible.get(agent) else {
-            return Vec::new();
+    /// The agent's `k` most similar records, best first.
+    pub fn search(
+        &self,
+        agent: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<Recalled>, MemoryError> {
+        let (Some(cands), Some(store)) = (self.visible.get(agent), &self.vectors) else {
+            return Ok(Vec::new());
         };
-        top_k(query, &self.vectors, cands, k)
+        Ok(store
+            .top_k(query, cands, k)?
             .into_iter()
             .map(|(i, score)| Recalled {
                 text: self.texts[i as usize].clone(),
                 score,
                 event: self.events[i as usize],
             })
-            .collect()
+            .collect())
+    }
+
+    /// The stored vectors (none before the first add): their layout and size.
+    pub fn vectors(&self) -> Option<&Vectors> {
+        self.vectors.as_ref()
     }
 
     /// Every record the agent can see from events after `after`, in the order they happened: the running
@@ -148,12 +168,12 @@ impl MemoryStore {
 
     /// Number of stored chunks (each stored once, however many agents see it).
     pub fn len(&self) -> usize {
-        self.vectors.len()
+        self.texts.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.vectors.is_empty()
+        self.texts.is_empty()
     }
 }
 
@@ -227,9 +247,11 @@ impl Actor for MemoryIndex {
                 let chunks = chunk(&label, &text);
                 let result = match st.embedder.embed(chunks.clone(), &tags).await {
                     Ok((vectors, usage)) => {
-                        metrics::counter!(tm::MEMORY_RECORDS).increment(chunks.len() as u64);
-                        st.store.add(event, chunks, vectors, &visible_to);
-                        Ok(usage)
+                        let n = chunks.len() as u64;
+                        st.store.add(event, chunks, vectors, &visible_to).map(|()| {
+                            metrics::counter!(tm::MEMORY_RECORDS).increment(n);
+                            usage
+                        })
                     }
                     Err(e) => Err(MemoryError::Embed(e)),
                 };
@@ -244,7 +266,7 @@ impl Actor for MemoryIndex {
             } => {
                 let result = match st.embedder.embed(vec![text], &tags).await {
                     Ok((mut v, usage)) => match v.pop() {
-                        Some(q) => Ok((st.store.search(&agent, &q, k), usage)),
+                        Some(q) => st.store.search(&agent, &q, k).map(|r| (r, usage)),
                         None => Ok((Vec::new(), usage)),
                     },
                     Err(e) => Err(MemoryError::Embed(e)),
@@ -269,45 +291,72 @@ mod tests {
     use crate::memory::HashingEmbedder;
 
     #[test]
-    fn top_k_is_exact_and_ordered() {
-        let vs = vec![
-            vec![1.0, 0.0],
-            vec![0.6, 0.8],
-            vec![0.0, 1.0],
-            vec![0.8, 0.6],
-        ];
-        let got = top_k(&[1.0, 0.0], &vs, &[0, 1, 2, 3], 2);
-        assert_eq!(got.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 3]);
-        assert_eq!(top_k(&[1.0, 0.0], &vs, &[2], 5).len(), 1);
+    fn one_agents_records_are_invisible_to_another() {
+        let e = HashingEmbedder::default();
+        for storage in [Storage::Auto, Storage::Exact, Storage::Quantised] {
+            let mut m = MemoryStore::new(storage);
+            let secret = "Ada whispered that the brandy was poisoned.".to_string();
+            m.add(
+                1,
+                vec![secret.clone()],
+                vec![e.embed_one(&secret)],
+                &["Ada".into()],
+            )
+            .expect("added");
+            let public = "The host opened the game.".to_string();
+            m.add(
+                2,
+                vec![public.clone()],
+                vec![e.embed_one(&public)],
+                &["Ada".into(), "Ben".into()],
+            )
+            .expect("added");
+            let q = e.embed_one("brandy poisoned");
+            let search = |agent: &str| m.search(agent, &q, 5).expect("searched");
+            assert_eq!(search("Ada")[0].text, secret, "{storage:?}");
+            let ben = search("Ben");
+            assert!(
+                ben.iter().all(|r| r.text != secret),
+                "Ben must not see Ada's private record"
+            );
+            assert_eq!(ben.len(), 1);
+            assert!(search("Cy").is_empty());
+        }
     }
 
     #[test]
-    fn one_agents_records_are_invisible_to_another() {
-        let e = HashingEmbedder::default();
+    fn bad_vectors_are_refused_and_store_nothing() {
         let mut m = MemoryStore::default();
-        let secret = "Ada whispered that the brandy was poisoned.".to_string();
-        m.add(
-            1,
-            vec![secret.clone()],
-            vec![e.embed_one(&secret)],
-            &["Ada".into()],
-        );
-        let public = "The host opened the game.".to_string();
-        m.add(
-            2,
-            vec![public.clone()],
-            vec![e.embed_one(&public)],
-            &["Ada".into(), "Ben".into()],
-        );
-        let q = e.embed_one("brandy poisoned");
-        assert_eq!(m.search("Ada", &q, 5)[0].text, secret);
-        let ben = m.search("Ben", &q, 5);
-        assert!(
-            ben.iter().all(|r| r.text != secret),
-            "Ben must not see Ada's private record"
-        );
-        assert_eq!(ben.len(), 1);
-        assert!(m.search("Cy", &q, 5).is_empty());
+        let texts = || vec!["a".to_string(), "b".to_string()];
+        let who = ["Ada".to_string()];
+        m.add(1, texts(), vec![vec![1.0, 0.0], vec![0.0, 1.0]], &who)
+            .expect("added");
+        assert!(matches!(
+            m.add(2, texts(), vec![vec![1.0, 0.0], vec![1.0, 0.0, 0.0]], &who),
+            Err(MemoryError::Dims {
+                expected: 2,
+                got: 3
+            })
+        ));
+        assert!(matches!(
+            m.add(2, texts(), vec![vec![1.0, 0.0], vec![f32::NAN, 0.0]], &who),
+            Err(MemoryError::NonFinite { at: 0 })
+        ));
+        assert!(matches!(
+            m.add(2, texts(), vec![vec![1.0, 0.0]], &who),
+            Err(MemoryError::Count {
+                texts: 2,
+                vectors: 1
+            })
+        ));
+        assert_eq!(m.len(), 2, "a refused batch stores none of its chunks");
+        assert!(matches!(
+            m.search("Ada", &[1.0], 3),
+            Err(MemoryError::Dims { .. })
+        ));
+        let got = m.search("Ada", &[1.0, 0.0], 3).expect("searched");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].text, "a");
     }
 
     #[test]

@@ -6,6 +6,10 @@
 
 mod embedder;
 mod index;
+mod int8;
+mod topk;
+mod vectors;
 
 pub use embedder::{Embedder, GatewayEmbedder, HashingEmbedder, SharedEmbedder, DEFAULT_DIMS};
-pub use index::{chunk, dot, top_k, MemoryError, MemoryIndex, MemoryMsg, MemoryStore, Recalled};
+pub use index::{chunk, MemoryError, MemoryIndex, MemoryMsg, MemoryStore, Recalled};
+pub use vectors::{dot, top_k, Storage, Vectors, MAX_QUANTISED_DIMS, QUANTISE_MIN_DIMS};
