@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/ensure-promtool.sh
 scripts/ensure-fonts.sh
+scripts/ensure-redis.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --lib --bins --tests

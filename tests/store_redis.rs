@@ -7,88 +7,16 @@
 //! ends). Where `redis-server` is not installed the tests say so and pass without running: they need
 //! a real server, and a fake one would test the fake.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpListener;
+
+mod common;
+
+use common::redis::RedisServer;
 
 use sleuth::store::{
     conformance, CacheKind, CallSource, GameRow, GameState, LedgerEntry, RedisStore, Store,
     StoreError, SweepRecord, SweepStatus,
 };
-
-/// A `redis-server` child process, killed on drop.
-struct RedisServer {
-    child: Child,
-    port: u16,
-}
-
-impl RedisServer {
-    /// Starts a server (with `extra` arguments), or `None` when `redis-server` is not installed.
-    fn start(extra: &[&str]) -> Option<RedisServer> {
-        // A port the kernel just handed out and took back; another process could take it in between,
-        // so a server that does not come up is tried again on a new one.
-        for _ in 0..3 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .map(|a| a.port())
-                .expect("a free port");
-            let spawned = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no"])
-                .args(extra)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn();
-            let child = match spawned {
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    eprintln!(
-                        "SKIPPED: redis-server is not installed (apt-get install redis-server); \
-                         the Redis store tests need a real server"
-                    );
-                    return None;
-                }
-                Err(e) => panic!("cannot start redis-server: {e}"),
-            };
-            let mut server = RedisServer { child, port };
-            if server.wait_ready() {
-                return Some(server);
-            }
-        }
-        panic!("redis-server did not come up on any of three ports");
-    }
-
-    /// Waits until the server answers (anything: an auth error is an answer), up to 10 s.
-    fn wait_ready(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false; // it exited: most likely the port was taken
-            }
-            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
-                let mut buf = [0u8; 64];
-                let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-                if s.write_all(b"PING\r\n").is_ok() && matches!(s.read(&mut buf), Ok(n) if n > 0) {
-                    return true;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn game(sweep: &str, id: &str) -> GameRow {
     GameRow {

@@ -6,3 +6,4 @@
 
 pub mod auth;
 pub mod proto;
+pub mod queue;

@@ -4,6 +4,8 @@
 //! Each test crate uses a different subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod redis;
+
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
