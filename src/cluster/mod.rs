@@ -5,5 +5,6 @@
 //! live in Redis, so losing any process costs only time.
 
 pub mod auth;
+pub mod limits;
 pub mod proto;
 pub mod queue;

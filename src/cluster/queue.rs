@@ -115,11 +115,12 @@ impl WorkQueue {
         Self::open(conn, namespace).await
     }
 
-    /// The stream `{namespace}:games` and its group `workers`, created if missing, on `conn`.
+    /// The stream `{namespace}:games` (braces included) and its group `workers`, created if missing, on `conn`.
     pub async fn open(conn: ConnectionManager, namespace: &str) -> Result<Self, QueueError> {
         let q = Self {
             conn,
-            stream: format!("{namespace}:games"),
+            // Braces: a hash tag, as the store's keys (one cluster's keys in one Redis Cluster slot).
+            stream: format!("{{{namespace}}}:games"),
             group: "workers".into(),
         };
         let mut c = q.conn.clone();
