@@ -5,6 +5,7 @@
 //! live in Redis, so losing any process costs only time.
 
 pub mod auth;
+pub mod budget;
 pub mod limits;
 pub mod proto;
 pub mod queue;

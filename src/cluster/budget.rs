@@ -1,0 +1,198 @@
+//! A sweep's budget shared by every worker of a cluster (issue 12, item 5): what was spent and what
+//! calls in flight have reserved, in Redis, changed only by Lua scripts, so N workers together stop at
+//! the limit and the sweep is marked stopped once.
+//!
+//! It follows the node's budget (`llm::gateway::budget`): before a call, reserve an upper bound on its
+//! cost and tokens; refuse it when spent + reserved + bound would pass a limit; after it, settle the
+//! reservation to what the call really cost. Amounts are integers (nano-dollars and tokens) so that
+//! sums in Redis are exact. Reservations are leases: those of a worker killed mid-call lapse after
+//! their time to live instead of holding budget for ever.
+
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+
+/// Why a reservation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// A sweep's limits; `None` is unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Caps {
+    pub max_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+}
+
+/// What the whole sweep has spent, by every worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spent {
+    pub usd: f64,
+    pub tokens: u64,
+}
+
+/// The answer to a reservation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reserve {
+    /// Reserved; settle it when the call ends.
+    Granted,
+    /// It would pass a limit. `first` is true for exactly one refusal of the sweep: the one whose
+    /// caller marks the sweep budget-stopped.
+    Refused { spent: Spent, first: bool },
+}
+
+const NANO: f64 = 1e9;
+
+fn nano(usd: f64) -> i64 {
+    (usd.max(0.0) * NANO).round() as i64
+}
+
+/// KEYS[1] the sweep's budget hash, KEYS[2] its reservations hash. ARGV: id, usd bound (nano),
+/// tokens bound, max usd (nano, -1 none), max tokens (-1 none), ttl ms. Returns {granted (0/1),
+/// spent nano, spent tokens, first refusal (0/1)}.
+const RESERVE: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local held_usd, held_tok = 0, 0
+local all = redis.call('HGETALL', KEYS[2])
+for i = 1, #all, 2 do
+  local usd, tok, exp = string.match(all[i + 1], '^(%-?%d+) (%d+) (%d+)$')
+  if tonumber(exp) <= now then
+    redis.call('HDEL', KEYS[2], all[i])
+  else
+    held_usd = held_usd + tonumber(usd)
+    held_tok = held_tok + tonumber(tok)
+  end
+end
+local spent_usd = tonumber(redis.call('HGET', KEYS[1], 'usd') or '0')
+local spent_tok = tonumber(redis.call('HGET', KEYS[1], 'tokens') or '0')
+local usd, tok = tonumber(ARGV[2]), tonumber(ARGV[3])
+local max_usd, max_tok = tonumber(ARGV[4]), tonumber(ARGV[5])
+if (max_usd >= 0 and spent_usd + held_usd + usd > max_usd)
+   or (max_tok >= 0 and spent_tok + held_tok + tok > max_tok) then
+  local first = redis.call('HSETNX', KEYS[1], 'stopped', '1')
+  return {0, spent_usd, spent_tok, first}
+end
+redis.call('HSET', KEYS[2], ARGV[1], usd .. ' ' .. tok .. ' ' .. (now + tonumber(ARGV[6])))
+return {1, spent_usd, spent_tok, 0}
+";
+
+/// KEYS as RESERVE; ARGV: id, real cost (nano), real tokens. Adds the real amounts and drops the
+/// reservation (if it lapsed meanwhile the real amounts still count: they were paid).
+const SETTLE: &str = r"
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'usd', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'tokens', ARGV[3])
+return 1
+";
+
+/// The budgets of one cluster (namespace).
+#[derive(Clone)]
+pub struct ClusterBudget {
+    conn: ConnectionManager,
+    ns: String,
+    reserve: redis::Script,
+    settle: redis::Script,
+}
+
+impl std::fmt::Debug for ClusterBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterBudget")
+            .field("ns", &self.ns)
+            .finish()
+    }
+}
+
+impl ClusterBudget {
+    pub fn new(conn: ConnectionManager, namespace: &str) -> Self {
+        Self {
+            conn,
+            ns: namespace.to_string(),
+            reserve: redis::Script::new(RESERVE),
+            settle: redis::Script::new(SETTLE),
+        }
+    }
+
+    fn keys(&self, sweep: &str) -> (String, String) {
+        let base = format!("{{{}}}:budget:{sweep}", self.ns);
+        (base.clone(), format!("{base}:held"))
+    }
+
+    /// Reserves `usd` and `tokens` (a call's upper bound) under `id` (unique per call) for `ttl`.
+    pub async fn reserve(
+        &self,
+        sweep: &str,
+        id: &str,
+        usd: f64,
+        tokens: u64,
+        caps: Caps,
+        ttl: Duration,
+    ) -> Result<Reserve, BudgetError> {
+        let (budget, held) = self.keys(sweep);
+        let mut c = self.conn.clone();
+        let (granted, spent_nano, spent_tokens, first): (i64, i64, u64, i64) = self
+            .reserve
+            .key(budget)
+            .key(held)
+            .arg(id)
+            .arg(nano(usd))
+            .arg(tokens)
+            .arg(caps.max_usd.map_or(-1, nano))
+            .arg(caps.max_tokens.map_or(-1, |t| t as i64))
+            .arg(ttl.as_millis() as u64)
+            .invoke_async(&mut c)
+            .await?;
+        let spent = Spent {
+            usd: spent_nano as f64 / NANO,
+            tokens: spent_tokens,
+        };
+        Ok(if granted == 1 {
+            Reserve::Granted
+        } else {
+            Reserve::Refused {
+                spent,
+                first: first == 1,
+            }
+        })
+    }
+
+    /// Settles reservation `id` to what the call really cost (a failed call: 0).
+    pub async fn settle(
+        &self,
+        sweep: &str,
+        id: &str,
+        usd: f64,
+        tokens: u64,
+    ) -> Result<(), BudgetError> {
+        let (budget, held) = self.keys(sweep);
+        let mut c = self.conn.clone();
+        let _: i64 = self
+            .settle
+            .key(budget)
+            .key(held)
+            .arg(id)
+            .arg(nano(usd))
+            .arg(tokens)
+            .invoke_async(&mut c)
+            .await?;
+        Ok(())
+    }
+
+    /// What the sweep has spent.
+    pub async fn spent(&self, sweep: &str) -> Result<Spent, BudgetError> {
+        let (budget, _) = self.keys(sweep);
+        let mut c = self.conn.clone();
+        let (usd, tokens): (Option<i64>, Option<u64>) = redis::cmd("HMGET")
+            .arg(budget)
+            .arg("usd")
+            .arg("tokens")
+            .query_async(&mut c)
+            .await?;
+        Ok(Spent {
+            usd: usd.unwrap_or(0) as f64 / NANO,
+            tokens: tokens.unwrap_or(0),
+        })
+    }
+}
