@@ -9,9 +9,9 @@
 //! evaluation reads them, and `result.json`'s usage is their sum, so nothing keeps a second copy of
 //! history. Written as JSONL, one event per line, as the game goes.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -126,7 +126,65 @@ pub struct TranscriptError {
 /// The log of one game, in memory and (optionally) on disk.
 pub struct Transcript {
     events: Vec<Event>,
-    sink: Option<(String, BufWriter<File>)>,
+    sink: Option<Sink>,
+}
+
+/// About this many bytes of events are appended to the file at once (what a `BufWriter` would
+/// buffer).
+const FILE_CHUNK: usize = 8 * 1024;
+
+/// The transcript's file, held by path, not open. Events are kept in memory anyway (evaluation
+/// reads them), so nothing is buffered twice: the events not yet written are serialised and appended
+/// (open, write, close) when about [`FILE_CHUNK`] bytes of them have accumulated, on
+/// [`Transcript::flush`] and when the transcript is dropped. A sweep plays thousands of games at
+/// once; an open file per game would need as many descriptors (20,000 games pass this machine's hard
+/// limit of 20,000; a common soft limit is 1,024), and a write buffer per game costs 8 KiB or more
+/// of memory each, while an append per chunk costs three system calls.
+struct Sink {
+    path: PathBuf,
+    /// Events already in the file.
+    written: usize,
+    /// Roughly the bytes of the events not yet written.
+    pending: usize,
+}
+
+impl Sink {
+    fn error(&self, source: std::io::Error) -> TranscriptError {
+        TranscriptError {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// Appends `events[self.written..]` to the file as JSONL.
+    fn write_pending(&mut self, events: &[Event]) -> Result<(), TranscriptError> {
+        let Some(new) = events.get(self.written..).filter(|e| !e.is_empty()) else {
+            return Ok(());
+        };
+        let mut buf = Vec::with_capacity(self.pending + 256 * new.len());
+        for e in new {
+            serde_json::to_writer(&mut buf, e).map_err(|err| self.error(err.into()))?;
+            buf.push(b'\n');
+        }
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .and_then(|mut f| f.write_all(&buf))
+            .map_err(|e| self.error(e))?;
+        self.written = events.len();
+        self.pending = 0;
+        Ok(())
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        // What a dropped `BufWriter` does: write the rest, ignoring errors nobody could receive.
+        if let Some(sink) = &mut self.sink {
+            let _ = sink.write_pending(&self.events);
+        }
+    }
 }
 
 impl Transcript {
@@ -140,13 +198,18 @@ impl Transcript {
 
     /// A transcript also written to `path` as JSONL.
     pub fn to_file(path: &Path) -> Result<Transcript, TranscriptError> {
-        let f = File::create(path).map_err(|source| TranscriptError {
+        // Created (or emptied) now, so a path that cannot be written fails the game before it starts.
+        File::create(path).map_err(|source| TranscriptError {
             path: path.display().to_string(),
             source,
         })?;
         Ok(Transcript {
             events: Vec::new(),
-            sink: Some((path.display().to_string(), BufWriter::new(f))),
+            sink: Some(Sink {
+                path: path.to_path_buf(),
+                written: 0,
+                pending: 0,
+            }),
         })
     }
 
@@ -165,29 +228,24 @@ impl Transcript {
             usage: (!d.usage.is_empty()).then_some(d.usage),
             data: d.data,
         };
-        if let Some((path, w)) = &mut self.sink {
-            let line = serde_json::to_string(&e).map_err(|e| TranscriptError {
-                path: path.clone(),
-                source: e.into(),
-            })?;
-            writeln!(w, "{line}").map_err(|source| TranscriptError {
-                path: path.clone(),
-                source,
-            })?;
-        }
+        // Serialised when written: the text dominates an event's size.
+        let size = e.text.len() + 256;
         self.events.push(e);
+        if let Some(sink) = &mut self.sink {
+            sink.pending += size;
+            if sink.pending >= FILE_CHUNK {
+                sink.write_pending(&self.events)?;
+            }
+        }
         Ok(seq)
     }
 
     /// Flushes the file.
     pub fn flush(&mut self) -> Result<(), TranscriptError> {
-        if let Some((path, w)) = &mut self.sink {
-            w.flush().map_err(|source| TranscriptError {
-                path: path.clone(),
-                source,
-            })?;
+        match &mut self.sink {
+            Some(sink) => sink.write_pending(&self.events),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The events so far.

@@ -39,6 +39,10 @@ pub struct MockArgs {
     /// structured replies).
     #[arg(long, default_value_t = 0)]
     pub malformed_first: u64,
+    /// Dimensions of the embeddings served when a request does not ask (e.g. 1536, the size of
+    /// text-embedding-3-small; default: the hashing embedder's 256).
+    #[arg(long, default_value_t = crate::text::HASHED_DIMS)]
+    pub embedding_dims: usize,
 }
 
 /// Serves until ctrl-c.
@@ -55,6 +59,7 @@ pub(super) async fn run(a: MockArgs) -> Result<()> {
         retry_after_ms: a.retry_after_ms,
         models: a.models,
         malformed_first: a.malformed_first,
+        embedding_dims: a.embedding_dims,
     };
     let models = config.models.clone();
     let server = mockllm::MockServer::start(a.listen, config).await?;

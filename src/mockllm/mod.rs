@@ -82,7 +82,16 @@ pub struct MockConfig {
     /// The first this many successful chat completions carry [`MALFORMED_REPLY`] instead of the model's
     /// answer.
     pub malformed_first: u64,
+    /// Dimensions of the vectors `/v1/embeddings` returns when the request does not ask for a number
+    /// (OpenAI's `dimensions`). The default is the local hashing embedder's; 1,536 is what
+    /// `text-embedding-3-small` returns, so memory and load figures can be measured at a hosted
+    /// model's size without one.
+    pub embedding_dims: usize,
 }
+
+/// The most dimensions an embedding may have: OpenAI's largest model returns 3,072, and a bound
+/// keeps a typo from allocating gigabytes per request.
+pub const MAX_EMBEDDING_DIMS: usize = 16_384;
 
 /// What a malformed completion says: plausible model prose that no structured-output parser accepts.
 pub const MALFORMED_REPLY: &str =
@@ -99,6 +108,7 @@ impl Default for MockConfig {
             retry_after_ms: 50,
             models: vec![simulated::MODEL.to_string()],
             malformed_first: 0,
+            embedding_dims: crate::text::HASHED_DIMS,
         }
     }
 }
@@ -109,6 +119,12 @@ impl MockConfig {
             return Err(MockError::Config(format!(
                 "error rate must be between 0 and 1, got {}",
                 self.error_rate
+            )));
+        }
+        if !(1..=MAX_EMBEDDING_DIMS).contains(&self.embedding_dims) {
+            return Err(MockError::Config(format!(
+                "embedding dimensions must be between 1 and {MAX_EMBEDDING_DIMS}, got {}",
+                self.embedding_dims
             )));
         }
         if let Some(n) = self.max_concurrency {

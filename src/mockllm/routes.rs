@@ -145,6 +145,24 @@ async fn embeddings(
             ))
         }
     };
+    // OpenAI's `dimensions` (text-embedding-3-*) shortens the vectors; without it the server's
+    // configured size.
+    let dims = match obj.get("dimensions") {
+        None | Some(Value::Null) => shared.config.embedding_dims,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| (1..=super::MAX_EMBEDDING_DIMS).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    format!(
+                        "'dimensions' must be an integer between 1 and {}",
+                        super::MAX_EMBEDDING_DIMS
+                    ),
+                    Some("dimensions"),
+                )
+            })?,
+    };
     // Any model name is accepted: hashed vectors are the only embeddings there are.
     let model = obj
         .get("model")
@@ -155,7 +173,7 @@ async fn embeddings(
         .iter()
         .enumerate()
         .map(|(index, input)| {
-            let v = text::hashed_vector(input, text::HASHED_DIMS);
+            let v = text::hashed_vector(input, dims);
             let embedding = if base64 {
                 Value::String(base64_f32_le(&v))
             } else {

@@ -378,6 +378,39 @@ async fn embeddings_are_hashing_vectors_with_honest_usage() {
 }
 
 #[tokio::test]
+async fn embeddings_have_the_configured_or_requested_dimensions() {
+    let s = server(MockConfig {
+        embedding_dims: 1536,
+        ..MockConfig::default()
+    })
+    .await;
+    let text = "Ada was near the brandy decanter.";
+    let dims = |v: &Value| v["data"][0]["embedding"].as_array().map(Vec::len);
+    let body = json!({"model": "m", "input": text});
+    let v: Value = post(&s, "/embeddings", &body).await.json().await.unwrap();
+    assert_eq!(dims(&v), Some(1536));
+    let vec: Vec<f32> = serde_json::from_value(v["data"][0]["embedding"].clone()).unwrap();
+    assert_eq!(vec, text::hashed_vector(text, 1536));
+    // OpenAI's `dimensions` wins over the server's default.
+    let body = json!({"model": "m", "input": text, "dimensions": 64});
+    let v: Value = post(&s, "/embeddings", &body).await.json().await.unwrap();
+    assert_eq!(dims(&v), Some(64));
+    let body = json!({"model": "m", "input": text, "dimensions": 0});
+    let r = post(&s, "/embeddings", &body).await;
+    assert_eq!(r.status(), 400);
+    s.shutdown().await;
+    let bad = MockServer::start(
+        "127.0.0.1:0".parse().unwrap(),
+        MockConfig {
+            embedding_dims: 0,
+            ..MockConfig::default()
+        },
+    )
+    .await;
+    assert!(matches!(bad, Err(MockError::Config(_))));
+}
+
+#[tokio::test]
 async fn rejects_an_error_rate_outside_zero_to_one() {
     let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let config = MockConfig {

@@ -89,17 +89,22 @@ pub struct EmbedOutcome {
 }
 
 /// Messages the gateway actor takes.
+///
+/// The request and its tags travel behind `Arc`s: the caller keeps them to send again if the actor
+/// dies, and the request task reads them, so one copy of a prompt (often the character's whole
+/// script) serves both while the call waits for its slot — with thousands of games in flight, that
+/// wait is most of a call's life.
 pub enum GatewayMsg {
     Chat {
-        req: ChatRequest,
-        tags: CallTags,
+        req: Arc<ChatRequest>,
+        tags: Arc<CallTags>,
         scope: Option<Arc<CallScope>>,
         reply: RpcReplyPort<Result<ChatOutcome, LlmError>>,
     },
     Embed {
         model: String,
-        inputs: Vec<String>,
-        tags: CallTags,
+        inputs: Arc<[String]>,
+        tags: Arc<CallTags>,
         scope: Option<Arc<CallScope>>,
         reply: RpcReplyPort<Result<EmbedOutcome, LlmError>>,
     },
@@ -188,7 +193,7 @@ impl Actor for GatewayActor {
             } => {
                 tokio::spawn(async move {
                     metrics::gauge!(tm::LLM_IN_FLIGHT).increment(1.0);
-                    let out = pipeline::chat(&shared, req, &tags, scope.as_deref()).await;
+                    let out = pipeline::chat(&shared, &req, &tags, scope.as_deref()).await;
                     metrics::gauge!(tm::LLM_IN_FLIGHT).decrement(1.0);
                     // The caller may have gone (its game failed); nothing to do then.
                     let _ = reply.send(out);
@@ -343,6 +348,7 @@ impl Gateway {
 
     /// One chat call. With a schema in the request, `json` of the outcome holds the parsed reply.
     pub async fn chat(&self, req: ChatRequest, tags: CallTags) -> Result<ChatOutcome, LlmError> {
+        let (req, tags) = (Arc::new(req), Arc::new(tags));
         let scope = self.scope.clone();
         self.ask(|reply| GatewayMsg::Chat {
             req: req.clone(),
@@ -360,6 +366,7 @@ impl Gateway {
         inputs: Vec<String>,
         tags: CallTags,
     ) -> Result<EmbedOutcome, LlmError> {
+        let (inputs, tags): (Arc<[String]>, _) = (inputs.into(), Arc::new(tags));
         let scope = self.scope.clone();
         self.ask(|reply| GatewayMsg::Embed {
             model: model.to_string(),

@@ -38,19 +38,22 @@ static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallS
 /// One chat request, re-asked until its reply parses or the re-asks run out.
 pub(super) async fn chat(
     shared: &Shared,
-    mut req: ChatRequest,
+    original: &ChatRequest,
     tags: &CallTags,
     scope: Option<&CallScope>,
 ) -> Result<ChatOutcome, LlmError> {
     let scope = scope.unwrap_or(&NO_SCOPE);
-    let Some(route) = shared.router.route(&req.model) else {
-        return Err(LlmError::UnknownModel(req.model.clone()));
+    let Some(route) = shared.router.route(&original.model) else {
+        return Err(LlmError::UnknownModel(original.model.clone()));
     };
     let mut usage = Usage::default();
-    let original_messages = req.messages.clone();
+    // The re-ask being made, if any: the original is shared with the caller and never copied unless
+    // a reply fails to parse.
+    let mut reask: Option<ChatRequest> = None;
     let mut reruns = 0;
     loop {
-        let response = answer(shared, route, &req, tags, scope, &mut usage).await?;
+        let req = reask.as_ref().unwrap_or(original);
+        let response = answer(shared, route, req, tags, scope, &mut usage).await?;
         let Some(schema) = &req.schema else {
             return Ok(finish(&req.model, tags, response, None, usage));
         };
@@ -68,8 +71,17 @@ pub(super) async fn chat(
             });
         }
         reruns += 1;
-        req.messages = structured::reask(schema, &original_messages, &response.content, &reason);
-        req.sample = structured::resample(req.sample);
+        let next = ChatRequest {
+            model: req.model.clone(),
+            messages: structured::reask(schema, &original.messages, &response.content, &reason),
+            temperature: req.temperature,
+            top_p: req.top_p,
+            max_tokens: req.max_tokens,
+            schema: req.schema.clone(),
+            logprobs: req.logprobs,
+            sample: structured::resample(req.sample),
+        };
+        reask = Some(next);
     }
 }
 

@@ -1,0 +1,279 @@
+//! The gateway's CPU cost per call with every layer a sweep turns on: the router, the
+//! content-addressed cache in a real SQLite store (with single flight), the budget, the model's
+//! limits (fair concurrency slots, RPM and TPM from governor) and the ledger writing to the same
+//! store. `benches/game.rs` measures the bare gateway (no layers); this is the figure issue 11's
+//! "≤ 50 µs CPU per call with all layers on" is about.
+//!
+//! * `gateway_layers/miss_cpu/{sequential,concurrent/1000}`: every call has a new sample index, so it
+//!   misses the cache: a read on the store's reader pool, the flight, the budget's reservation, a
+//!   concurrency slot and the rate limiters, the provider (which answers at once), accounting, and the
+//!   answer with its ledger entry committed by the store's writer thread before the reply.
+//! * `gateway_layers/hit_cpu/{sequential,concurrent/1000}`: the same calls asked again: a store read,
+//!   the stored answer decoded, and a ledger entry queued for the ledger's batch writer.
+//!
+//! The reported time is the whole process's CPU time (all threads: tokio workers, the blocking pool
+//! running store reads, the store's writer thread), divided per call by criterion's throughput. Limits
+//! are set high enough never to make a call wait: what is measured is their bookkeeping.
+//!
+//! Run with `cargo bench --bench gateway` (`scripts/bench.sh` runs it too). See `docs/performance.md`.
+
+mod support;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
+};
+use futures::future::{join_all, BoxFuture};
+use sleuth::llm::{
+    Budget, BudgetLimits, CallScope, CallTags, ChatRequest, ChatResponse, EmbedResponse, Gateway,
+    GatewayConfig, GatewayParts, Ledger, LimitSettings, Message, ModelLimits, Phase, Pricing,
+    Provider, ProviderError, Route, Router, Spent, TokenUsage,
+};
+use sleuth::store::{SqliteStore, Store};
+use tokio::runtime::Runtime;
+
+const MODEL: &str = "gpt-4o-mini";
+const BATCH: usize = 1_000;
+/// Distinct calls stored before the hit benchmarks, asked again in turn.
+const STORED: u64 = 2_000;
+
+/// Answers every request at once with a fixed reply and its usage: the only cost left is sleuth's.
+struct InstantProvider;
+
+impl Provider for InstantProvider {
+    fn name(&self) -> &'static str {
+        "instant"
+    }
+
+    fn chat<'a>(
+        &'a self,
+        _req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async {
+            Ok(ChatResponse {
+                content: "Ada was in the saloon at 1 am; the steward saw her there.".into(),
+                usage: Some(TokenUsage {
+                    prompt_tokens: 120,
+                    completion_tokens: 14,
+                    cached_tokens: 0,
+                }),
+                logprobs: None,
+            })
+        })
+    }
+
+    fn embed<'a>(
+        &'a self,
+        _model: &'a str,
+        inputs: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+        Box::pin(async move {
+            Ok(EmbedResponse {
+                vectors: vec![vec![0.0; 8]; inputs.len()],
+                prompt_tokens: Some(inputs.len() as u64),
+            })
+        })
+    }
+}
+
+/// CPU time used so far by the whole process (all threads), where the platform can tell.
+#[cfg(target_os = "linux")]
+fn process_cpu_time() -> Option<Duration> {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux) to a valid pointer.
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (rc == 0 && cfg!(target_pointer_width = "64"))
+        .then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_cpu_time() -> Option<Duration> {
+    None
+}
+
+/// A gateway with every layer on, over a store in `dir`, handing out calls for one arm of a sweep.
+async fn layered_gateway(dir: &std::path::Path) -> (Gateway, Ledger) {
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.join("sleuth.db")).expect("the store opens"));
+    let mut route = Route::new(Arc::new(InstantProvider), Some("http://127.0.0.1:1/v1"));
+    route.limits = ModelLimits::new(LimitSettings {
+        rpm: Some(u32::MAX),
+        tpm: Some(u32::MAX),
+        max_concurrency: Some(100_000),
+    })
+    .map(Arc::new);
+    let mut router = Router::default();
+    router.add(MODEL, route);
+    let ledger = Ledger::start(store.clone());
+    let budget = Budget::new(
+        BudgetLimits {
+            max_usd: Some(1e12),
+            max_tokens: Some(u64::MAX / 4),
+        },
+        Spent::default(),
+    );
+    let gateway = Gateway::start_with(GatewayParts {
+        router,
+        pricing: Pricing::builtin(),
+        config: GatewayConfig::default(),
+        cache: Some(store),
+        budget: Some(Arc::new(budget)),
+        ledger: Some(ledger.clone()),
+    })
+    .await
+    .expect("the gateway starts");
+    let scope = Arc::new(CallScope {
+        sweep: "bench".into(),
+        run: "bench-run".into(),
+        arm: "a1b2c3d4e5f6".into(),
+    });
+    (gateway.scoped(scope), ledger)
+}
+
+fn request(sample: u64) -> ChatRequest {
+    ChatRequest {
+        model: MODEL.into(),
+        messages: vec![
+            Message::system(
+                "You are Ada Finch, the stewardess of the night ferry. Answer as your character, \
+                 from your script and what you remember of the game.",
+            ),
+            Message::user("Where were you at 1 am, and who saw you there?"),
+        ],
+        temperature: 0.8,
+        top_p: 1.0,
+        max_tokens: 300,
+        schema: None,
+        logprobs: false,
+        sample,
+    }
+}
+
+fn tags() -> CallTags {
+    CallTags {
+        game: "0123456789abcdef0123456789abcdef".into(),
+        agent: "Ada".into(),
+        framework: "thinkthrice".into(),
+        phase: Phase::Gameplay,
+        purpose: "answer".into(),
+    }
+}
+
+/// One call (or a batch of calls) to measure.
+type Call = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// A chat call through `gateway` whose sample index `next` picks.
+fn call(
+    gateway: &Gateway,
+    tags: &CallTags,
+    next: impl Fn() -> u64 + Send + Sync + 'static,
+) -> Call {
+    let (gateway, tags) = (gateway.clone(), tags.clone());
+    Arc::new(move || {
+        let (gateway, tags, sample) = (gateway.clone(), tags.clone(), next());
+        Box::pin(async move {
+            let out = gateway.chat(request(sample), tags).await;
+            std::hint::black_box(out.expect("the call is answered"));
+        })
+    })
+}
+
+/// Benchmarks `run` (`per_iter` calls) with process CPU time as the measured "time".
+fn cpu_bench(
+    rt: &Runtime,
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: BenchmarkId,
+    per_iter: u64,
+    run: Call,
+) {
+    g.throughput(Throughput::Elements(per_iter));
+    g.bench_function(id, |b| {
+        b.to_async(rt).iter_custom(|iters| {
+            let run = run.clone();
+            async move {
+                let t0 = process_cpu_time().expect("process CPU clock");
+                for _ in 0..iters {
+                    run().await;
+                }
+                process_cpu_time().expect("process CPU clock") - t0
+            }
+        })
+    });
+}
+
+fn bench_layers(c: &mut Criterion) {
+    if process_cpu_time().is_none() {
+        eprintln!("gateway_layers skipped: no process CPU clock on this platform");
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (gateway, ledger) = rt.block_on(layered_gateway(dir.path()));
+    let tags = tags();
+
+    // Misses: a sample index never asked before (above the stored range).
+    let fresh = Arc::new(AtomicU64::new(STORED));
+    let miss = call(&gateway, &tags, move || {
+        fresh.fetch_add(1, Ordering::Relaxed)
+    });
+    // Hits: the stored calls, asked again in turn.
+    rt.block_on(join_all((0..STORED).map(|s| {
+        let (gateway, tags) = (gateway.clone(), tags.clone());
+        async move { gateway.chat(request(s), tags).await.expect("stored") }
+    })));
+    let turn = Arc::new(AtomicU64::new(0));
+    let hit = call(&gateway, &tags, move || {
+        turn.fetch_add(1, Ordering::Relaxed) % STORED
+    });
+
+    let mut g = c.benchmark_group("gateway_layers");
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(5));
+    for (name, one) in [("miss_cpu", miss), ("hit_cpu", hit)] {
+        let id = BenchmarkId::new(name, "sequential");
+        cpu_bench(&rt, &mut g, id, 1, one.clone());
+        let id = BenchmarkId::new(format!("{name}/concurrent"), BATCH);
+        let many = move || {
+            let one = one.clone();
+            Box::pin(async move {
+                join_all((0..BATCH).map(|_| one())).await;
+            }) as BoxFuture<'static, ()>
+        };
+        cpu_bench(&rt, &mut g, id, BATCH as u64, Arc::new(many));
+    }
+    g.finish();
+    rt.block_on(ledger.flush());
+    let tally = ledger.tally();
+    eprintln!(
+        "gateway_layers: {} live calls, {} cache hits recorded",
+        tally.live.load(Ordering::Relaxed),
+        tally.cache.load(Ordering::Relaxed)
+    );
+    gateway.stop();
+}
+
+criterion_group! {
+    name = benches;
+    config = support::criterion_config();
+    targets = bench_layers
+}
+criterion_main!(benches);
