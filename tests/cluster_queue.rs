@@ -36,7 +36,7 @@ async fn a_silent_workers_games_go_to_another_and_a_live_one_keeps_its_own() {
         })
         .collect();
     coordinator.push(&entries).await.expect("push");
-    assert_eq!(coordinator.len().await.expect("len"), 10);
+    assert_eq!(coordinator.entries().await.expect("entries"), 10);
 
     // Each entry is delivered to one worker only, up to the capacity each asks for.
     let got_a = a
@@ -83,7 +83,7 @@ async fn a_silent_workers_games_go_to_another_and_a_live_one_keeps_its_own() {
         b.ack(&d.entry).await.expect("ack");
     }
     assert_eq!(coordinator.pending().await.expect("pending"), 0);
-    assert_eq!(coordinator.len().await.expect("len"), 0);
+    assert_eq!(coordinator.entries().await.expect("entries"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

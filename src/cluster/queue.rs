@@ -265,8 +265,8 @@ impl WorkQueue {
         }
     }
 
-    /// Entries in the stream (queued or pending).
-    pub async fn len(&self) -> Result<u64, QueueError> {
+    /// Entries in the stream (queued or pending): the work not yet done.
+    pub async fn entries(&self) -> Result<u64, QueueError> {
         let mut c = self.conn.clone();
         Ok(c.xlen(&self.stream).await?)
     }
