@@ -1,4 +1,6 @@
-//! Memory retrieval micro-benchmarks: exact top-k, the hashing embedder and a per-agent store search.
+//! Memory retrieval micro-benchmarks: exact and quantised top-k, the hashing embedder and a per-agent
+//! store search. Before timing, prints the quantised search's recall@8 against exact search and the bytes
+//! per record of each storage, so speed and quality come from the same run.
 //!
 //! Run with `cargo bench --bench memory` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
 
@@ -10,7 +12,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use sleuth::memory::{top_k, HashingEmbedder, MemoryStore};
+use sleuth::memory::{recall_at_k, top_k, HashingEmbedder, MemoryStore, Storage, Vectors};
 
 /// Records in the index: a long game with every agent's observations chunked.
 const RECORDS: usize = 2_000;
@@ -18,6 +20,8 @@ const RECORDS: usize = 2_000;
 const K: usize = 8;
 /// Dimensions of a typical remote embedding model (e.g. `text-embedding-3-small`).
 const REMOTE_DIMS: usize = 1_536;
+/// Queries the recall figures average over.
+const RECALL_QUERIES: usize = 200;
 
 /// A random unit vector (uniform in the cube, then normalised: fine for timing).
 fn unit_vector(rng: &mut ChaCha8Rng, dims: usize) -> Vec<f32> {
@@ -93,7 +97,78 @@ fn sentence(rng: &mut ChaCha8Rng) -> String {
     )
 }
 
+/// The same vectors in a flat store.
+fn stored(vectors: &[Vec<f32>], storage: Storage) -> Vectors {
+    let mut s = Vectors::new(vectors[0].len(), storage).expect("valid dimensions");
+    for v in vectors {
+        s.push(v).expect("valid vector");
+    }
+    s
+}
+
+/// Clustered unit vectors, like real embeddings: 50 topics, each record its topic's centre plus noise of
+/// the same length (cosine to the centre ≈ 0.7).
+fn clustered(rng: &mut ChaCha8Rng, n: usize, dims: usize) -> Vec<Vec<f32>> {
+    let centres: Vec<Vec<f32>> = (0..50).map(|_| unit_vector(rng, dims)).collect();
+    (0..n)
+        .map(|_| {
+            let c = centres.choose(rng).expect("non-empty");
+            let noise = unit_vector(rng, dims);
+            let mut v: Vec<f32> = c.iter().zip(&noise).map(|(a, b)| a + b).collect();
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.iter_mut().for_each(|x| *x /= n);
+            v
+        })
+        .collect()
+}
+
+/// Prints recall@8 of quantised against exact search, over `RECALL_QUERIES` queries, on three sets of
+/// 2,000 × 1,536: the random timing set, clustered vectors, and the hashing embedder's vectors of
+/// generated sentences (at 1,536 dims, where `Storage::Auto` quantises). Queries come from the set's own
+/// distribution (for hashing: other generated sentences).
+fn print_recall() {
+    let e = HashingEmbedder { dims: REMOTE_DIMS };
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let sets: [(&str, Vec<Vec<f32>>); 3] = [
+        (
+            "random unit",
+            (0..RECORDS + RECALL_QUERIES)
+                .map(|_| unit_vector(&mut rng, REMOTE_DIMS))
+                .collect(),
+        ),
+        (
+            "clustered",
+            clustered(&mut rng, RECORDS + RECALL_QUERIES, REMOTE_DIMS),
+        ),
+        (
+            "hashing sentences",
+            (0..RECORDS + RECALL_QUERIES)
+                .map(|_| e.embed_one(&sentence(&mut rng)))
+                .collect(),
+        ),
+    ];
+    for (name, mut all) in sets {
+        let queries = all.split_off(RECORDS);
+        let store = stored(&all, Storage::Quantised);
+        let r = recall_at_k(&store, &all, &queries, K).expect("searchable");
+        eprintln!(
+            "recall@{K} quantised vs exact, {name}, {RECORDS}x{REMOTE_DIMS}, {RECALL_QUERIES} queries: \
+             {:.4} by id, {:.4} counting ties",
+            r.ids, r.with_ties
+        );
+    }
+    for storage in [Storage::Exact, Storage::Quantised] {
+        let s = Vectors::new(REMOTE_DIMS, storage).expect("valid dimensions");
+        eprintln!(
+            "bytes per record at {REMOTE_DIMS} dims, {storage:?}: {} (flat; one Vec<f32> per record was {} + its 24-byte header + allocator overhead)",
+            s.bytes_per_record(),
+            REMOTE_DIMS * 4
+        );
+    }
+}
+
 fn bench_top_k(c: &mut Criterion) {
+    print_recall();
     let mut g = c.benchmark_group("top_k");
     g.throughput(Throughput::Elements(RECORDS as u64));
     let candidates: Vec<u32> = (0..RECORDS as u32).collect();
@@ -108,6 +183,22 @@ fn bench_top_k(c: &mut Criterion) {
         BenchmarkId::new("random_unit", format!("{RECORDS}x{REMOTE_DIMS}")),
         |b| b.iter(|| top_k(black_box(&query), black_box(&vectors), &candidates, K)),
     );
+    // The same set and query in the memory's flat stores: exact `f32`, and `i8` (what `Storage::Auto`
+    // picks at 1,536 dims).
+    for storage in [Storage::Exact, Storage::Quantised] {
+        let store = stored(&vectors, storage);
+        let name = format!("random_unit_{storage:?}").to_lowercase();
+        g.bench_function(
+            BenchmarkId::new(name, format!("{RECORDS}x{REMOTE_DIMS}")),
+            |b| {
+                b.iter(|| {
+                    store
+                        .top_k(black_box(&query), &candidates, K)
+                        .expect("searchable")
+                })
+            },
+        );
+    }
 
     // (b) 2,000 hashing-embedder vectors of 256 dims over generated sentences.
     let e = HashingEmbedder::default();
@@ -135,36 +226,41 @@ fn bench_embed(c: &mut Criterion) {
 }
 
 fn bench_store_search(c: &mut Criterion) {
-    let e = HashingEmbedder::default();
-    let mut rng = ChaCha8Rng::seed_from_u64(44);
-    let mut store = MemoryStore::default();
-    let everyone: Vec<String> = ["Ada", "Ben", "Clara", "Dev"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    for i in 0..RECORDS {
-        let text = sentence(&mut rng);
-        let v = e.embed_one(&text);
-        // Ada sees every other record (public speech); the rest went to other players privately.
-        let visible: &[String] = if i % 2 == 0 {
-            &everyone
-        } else {
-            &everyone[1..]
-        };
-        store.add(i as u64, vec![text], vec![v], visible);
-    }
-    assert_eq!(store.len(), RECORDS);
-    let query = e.embed_one("Who was near cabin 7 with the brass spanner at 1 am?");
-    assert_eq!(store.search("Ada", &query, K).len(), K);
     let mut g = c.benchmark_group("memory_store");
     g.throughput(Throughput::Elements((RECORDS / 2) as u64));
-    g.bench_function(
-        BenchmarkId::new(
-            "search_one_agent",
-            format!("{}of{RECORDS}x256", RECORDS / 2),
-        ),
-        |b| b.iter(|| store.search(black_box("Ada"), black_box(&query), K)),
-    );
+    // The default embedder (exact storage), and a remote model's size (quantised storage).
+    for dims in [256, REMOTE_DIMS] {
+        let e = HashingEmbedder { dims };
+        let mut rng = ChaCha8Rng::seed_from_u64(44);
+        let mut store = MemoryStore::default();
+        let everyone: Vec<String> = ["Ada", "Ben", "Clara", "Dev"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for i in 0..RECORDS {
+            let text = sentence(&mut rng);
+            let v = e.embed_one(&text);
+            // Ada sees every other record (public speech); the rest went to other players privately.
+            let visible: &[String] = if i % 2 == 0 {
+                &everyone
+            } else {
+                &everyone[1..]
+            };
+            store
+                .add(i as u64, vec![text], vec![v], visible)
+                .expect("valid vectors");
+        }
+        assert_eq!(store.len(), RECORDS);
+        let query = e.embed_one("Who was near cabin 7 with the brass spanner at 1 am?");
+        assert_eq!(store.search("Ada", &query, K).expect("searchable").len(), K);
+        g.bench_function(
+            BenchmarkId::new(
+                "search_one_agent",
+                format!("{}of{RECORDS}x{dims}", RECORDS / 2),
+            ),
+            |b| b.iter(|| store.search(black_box("Ada"), black_box(&query), K)),
+        );
+    }
     g.finish();
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use super::embedder::SharedEmbedder;
-use super::vectors::{Storage, Vectors};
+use super::vectors::{Storage, VectorError, Vectors};
 use crate::llm::{CallTags, LlmError, Usage};
 use crate::telemetry as tm;
 
@@ -20,20 +20,8 @@ pub enum MemoryError {
     Embed(#[from] LlmError),
     #[error("the memory index is not running")]
     Unavailable,
-    #[error("embedding has {got} dimensions, the memory holds {expected}-dimension vectors")]
-    Dims { expected: usize, got: usize },
-    #[error("embedding has no dimensions")]
-    EmptyVector,
-    #[error("embedding has a non-finite value at dimension {at}")]
-    NonFinite { at: usize },
-    #[error("{dims} dimensions is more than quantised storage supports ({max})")]
-    TooManyDims { dims: usize, max: usize },
-    #[error("record {0} is not in the memory")]
-    UnknownRecord(u32),
-    #[error("the memory is full (2^32 records)")]
-    Full,
-    #[error("{texts} texts but {vectors} embedding vectors")]
-    Count { texts: usize, vectors: usize },
+    #[error(transparent)]
+    Vectors(#[from] VectorError),
 }
 
 /// A retrieved record.
@@ -93,9 +81,9 @@ impl MemoryStore {
         chunks: Vec<String>,
         vectors: Vec<Vec<f32>>,
         visible_to: &[String],
-    ) -> Result<(), MemoryError> {
+    ) -> Result<(), VectorError> {
         if chunks.len() != vectors.len() {
-            return Err(MemoryError::Count {
+            return Err(VectorError::Count {
                 texts: chunks.len(),
                 vectors: vectors.len(),
             });
@@ -129,7 +117,7 @@ impl MemoryStore {
         agent: &str,
         query: &[f32],
         k: usize,
-    ) -> Result<Vec<Recalled>, MemoryError> {
+    ) -> Result<Vec<Recalled>, VectorError> {
         let (Some(cands), Some(store)) = (self.visible.get(agent), &self.vectors) else {
             return Ok(Vec::new());
         };
@@ -248,10 +236,13 @@ impl Actor for MemoryIndex {
                 let result = match st.embedder.embed(chunks.clone(), &tags).await {
                     Ok((vectors, usage)) => {
                         let n = chunks.len() as u64;
-                        st.store.add(event, chunks, vectors, &visible_to).map(|()| {
-                            metrics::counter!(tm::MEMORY_RECORDS).increment(n);
-                            usage
-                        })
+                        match st.store.add(event, chunks, vectors, &visible_to) {
+                            Ok(()) => {
+                                metrics::counter!(tm::MEMORY_RECORDS).increment(n);
+                                Ok(usage)
+                            }
+                            Err(e) => Err(e.into()),
+                        }
                     }
                     Err(e) => Err(MemoryError::Embed(e)),
                 };
@@ -266,7 +257,10 @@ impl Actor for MemoryIndex {
             } => {
                 let result = match st.embedder.embed(vec![text], &tags).await {
                     Ok((mut v, usage)) => match v.pop() {
-                        Some(q) => st.store.search(&agent, &q, k).map(|r| (r, usage)),
+                        Some(q) => match st.store.search(&agent, &q, k) {
+                            Ok(r) => Ok((r, usage)),
+                            Err(e) => Err(e.into()),
+                        },
                         None => Ok((Vec::new(), usage)),
                     },
                     Err(e) => Err(MemoryError::Embed(e)),
@@ -333,18 +327,18 @@ mod tests {
             .expect("added");
         assert!(matches!(
             m.add(2, texts(), vec![vec![1.0, 0.0], vec![1.0, 0.0, 0.0]], &who),
-            Err(MemoryError::Dims {
+            Err(VectorError::Dims {
                 expected: 2,
                 got: 3
             })
         ));
         assert!(matches!(
             m.add(2, texts(), vec![vec![1.0, 0.0], vec![f32::NAN, 0.0]], &who),
-            Err(MemoryError::NonFinite { at: 0 })
+            Err(VectorError::NonFinite { at: 0 })
         ));
         assert!(matches!(
             m.add(2, texts(), vec![vec![1.0, 0.0]], &who),
-            Err(MemoryError::Count {
+            Err(VectorError::Count {
                 texts: 2,
                 vectors: 1
             })
@@ -352,7 +346,7 @@ mod tests {
         assert_eq!(m.len(), 2, "a refused batch stores none of its chunks");
         assert!(matches!(
             m.search("Ada", &[1.0], 3),
-            Err(MemoryError::Dims { .. })
+            Err(VectorError::Dims { .. })
         ));
         let got = m.search("Ada", &[1.0, 0.0], 3).expect("searched");
         assert_eq!(got.len(), 2);

@@ -12,4 +12,7 @@ mod vectors;
 
 pub use embedder::{Embedder, GatewayEmbedder, HashingEmbedder, SharedEmbedder, DEFAULT_DIMS};
 pub use index::{chunk, MemoryError, MemoryIndex, MemoryMsg, MemoryStore, Recalled};
-pub use vectors::{dot, top_k, Storage, Vectors, MAX_QUANTISED_DIMS, QUANTISE_MIN_DIMS};
+pub use vectors::{
+    dot, recall_at_k, top_k, Recall, Storage, VectorError, Vectors, MAX_QUANTISED_DIMS,
+    QUANTISE_MIN_DIMS,
+};
