@@ -10,7 +10,9 @@
 //! Endpoints (under `/v1`, as OpenAI serves them):
 //! - `POST /v1/chat/completions` — the simulated model's answer as a `chat.completion`, with honest usage
 //!   and, when asked for, log-probabilities. `stream`, `n`, tools and audio are not supported.
-//! - `POST /v1/embeddings` — [`crate::text::hashed_vector`]s, as floats or base64.
+//! - `POST /v1/embeddings` — [`crate::text::hashed_vector`]s, as floats or base64, of the request's
+//!   `dimensions` or else [`MockConfig::embedding_dims`] (256 by default; 1,536 to load-test memory at a
+//!   hosted model's size).
 //! - `GET /v1/models` — the configured model names.
 //! - `GET /stats` — sleuth's own addition, not OpenAI's: the [`MockStats`] totals as JSON, so a test can
 //!   check that the usage a client accounted is exactly what the server handed out.

@@ -15,7 +15,7 @@
 //! **Single flight**: two games asking the same key at once (arms sharing a prefix start together) make
 //! one live call; the second waits for the first's answer instead of paying for it again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -187,26 +187,59 @@ pub fn decode_vectors(bytes: &[u8]) -> Option<EmbedResponse> {
 /// thousands a second.
 const LOOKUPS_AT_ONCE: usize = 4;
 
+/// Keys landed recently enough that a lookup may have read the store just before their write
+/// committed; two generations of this many are kept (see [`Flights`]).
+const RECENT_LANDINGS: usize = 4_096;
+
 /// The cache layer's state: the store that holds the entries and the calls in flight by key.
 pub struct Cache {
     pub store: Arc<dyn Store>,
-    flights: Mutex<HashMap<Key, Vec<oneshot::Sender<()>>>>,
+    flights: Mutex<Flights>,
     lookups: tokio::sync::Semaphore,
+}
+
+/// Calls in flight, and the keys whose calls landed lately.
+///
+/// A lookup reads the store, then takes this lock to lead or wait. Between the two, the key's leader
+/// may commit its answer and leave: the lookup then finds neither the value nor a flight, and would
+/// pay for the same call again (a sweep of arms sharing prefixes measured a few such duplicates per
+/// 10,000 calls). So a landing is remembered here, and a lookup that finds no flight but a recent
+/// landing reads the store again instead of leading. The window is one store read long; two
+/// generations of [`RECENT_LANDINGS`] keys cover it many times over at any rate a node reaches.
+#[derive(Default)]
+struct Flights {
+    calls: HashMap<Key, Vec<oneshot::Sender<()>>>,
+    landed: HashSet<Key>,
+    landed_before: HashSet<Key>,
+}
+
+impl Flights {
+    fn landed_lately(&self, key: &Key) -> bool {
+        self.landed.contains(key) || self.landed_before.contains(key)
+    }
+
+    fn remember_landing(&mut self, key: Key) {
+        if self.landed.len() >= RECENT_LANDINGS {
+            self.landed_before = std::mem::take(&mut self.landed);
+        }
+        self.landed.insert(key);
+    }
 }
 
 /// What a lookup found.
 pub enum Lookup {
     /// The value was stored under the key.
     Hit(Key, Vec<u8>),
-    /// Nobody has it yet: this caller makes the call and must [`Flight::land`] it.
+    /// Nobody has it yet: this caller makes the call, stores it and then [`Flight::land`]s it.
     Lead(Flight),
 }
 
-/// A live call others may be waiting for; landing it (or dropping it, when the call failed) wakes
-/// them, and they look the key up again.
+/// A live call others may be waiting for; dropping it — landed once its answer is stored, or not,
+/// when the call failed — wakes them, and they look the key up again.
 pub struct Flight {
     cache: Arc<Cache>,
     key: Key,
+    landed: bool,
 }
 
 impl Drop for Flight {
@@ -215,7 +248,12 @@ impl Drop for Flight {
             .cache
             .flights
             .lock()
-            .map(|mut f| f.remove(&self.key).unwrap_or_default())
+            .map(|mut f| {
+                if self.landed {
+                    f.remember_landing(self.key);
+                }
+                f.calls.remove(&self.key).unwrap_or_default()
+            })
             .unwrap_or_default();
         for w in waiters {
             let _ = w.send(());
@@ -227,7 +265,7 @@ impl Cache {
     pub fn new(store: Arc<dyn Store>) -> Arc<Cache> {
         Arc::new(Cache {
             store,
-            flights: Mutex::new(HashMap::new()),
+            flights: Mutex::new(Flights::default()),
             lookups: tokio::sync::Semaphore::new(LOOKUPS_AT_ONCE),
         })
     }
@@ -236,6 +274,7 @@ impl Cache {
     /// call, waits for it and looks again; a store that cannot be read counts as a miss (the call is
     /// made live rather than failing the game).
     pub async fn lookup(self: &Arc<Cache>, key: Key) -> Lookup {
+        let mut reread = false;
         loop {
             // A closed semaphore cannot happen (it is never closed); reading without a permit is
             // still correct.
@@ -247,25 +286,32 @@ impl Cache {
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "cache lookup failed; calling live"),
             }
+            let lead = || {
+                Lookup::Lead(Flight {
+                    cache: self.clone(),
+                    key,
+                    landed: false,
+                })
+            };
             let wait = {
                 let Ok(mut flights) = self.flights.lock() else {
-                    return Lookup::Lead(Flight {
-                        cache: self.clone(),
-                        key,
-                    });
+                    return lead();
                 };
-                match flights.get_mut(&key) {
+                if !reread && !flights.calls.contains_key(&key) && flights.landed_lately(&key) {
+                    // Stored after our read: read it (once; a store that cannot be read still
+                    // ends in a live call).
+                    reread = true;
+                    continue;
+                }
+                match flights.calls.get_mut(&key) {
                     Some(waiters) => {
                         let (tx, rx) = oneshot::channel();
                         waiters.push(tx);
                         rx
                     }
                     None => {
-                        flights.insert(key, Vec::new());
-                        return Lookup::Lead(Flight {
-                            cache: self.clone(),
-                            key,
-                        });
+                        flights.calls.insert(key, Vec::new());
+                        return lead();
                     }
                 }
             };
@@ -279,6 +325,12 @@ impl Cache {
 impl Flight {
     pub fn key(&self) -> &Key {
         &self.key
+    }
+
+    /// The answer is stored: lookups that read the store a moment too early read it again rather
+    /// than make the call a second time.
+    pub fn land(&mut self) {
+        self.landed = true;
     }
 }
 
@@ -338,6 +390,31 @@ mod tests {
         let mut aliased = req();
         aliased.model = "alias".into();
         assert_eq!(chat_key("openai|http://a/v1", "m", &aliased), base);
+    }
+
+    #[test]
+    fn landings_are_remembered_for_two_generations() {
+        let mut f = Flights::default();
+        let key = |i: usize| -> Key {
+            let mut k = [0u8; 32];
+            k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            k
+        };
+        f.remember_landing(key(0));
+        assert!(f.landed_lately(&key(0)));
+        assert!(!f.landed_lately(&key(1)));
+        // A full generation later the first key is still known; two later it is forgotten, and
+        // what is kept stays bounded.
+        for i in 1..=RECENT_LANDINGS {
+            f.remember_landing(key(i));
+        }
+        assert!(f.landed_lately(&key(0)));
+        for i in RECENT_LANDINGS + 1..=2 * RECENT_LANDINGS {
+            f.remember_landing(key(i));
+        }
+        assert!(!f.landed_lately(&key(0)));
+        assert!(f.landed_lately(&key(2 * RECENT_LANDINGS)));
+        assert!(f.landed.len() + f.landed_before.len() <= 2 * RECENT_LANDINGS);
     }
 
     #[test]

@@ -252,7 +252,7 @@ async fn record_live(
     value: impl FnOnce() -> Vec<u8>,
 ) {
     match (&shared.cache, flight) {
-        (Some(c), Some(flight)) => {
+        (Some(c), Some(mut flight)) => {
             let entry = scope.entry(
                 tags,
                 model,
@@ -268,12 +268,15 @@ async fn record_live(
                 }
                 None => Vec::new(),
             };
-            if let Err(e) = c
+            match c
                 .store
                 .cache_put(flight.key(), kind, model, &value(), &entries)
                 .await
             {
-                tracing::warn!(error = %e, "cache write failed; the answer is not replayable");
+                Ok(()) => flight.land(),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cache write failed; the answer is not replayable")
+                }
             }
             // Dropping the flight wakes callers waiting for this key: the entry is there now.
             drop(flight);
