@@ -7,6 +7,7 @@
 mod support;
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rand::seq::SliceRandom;
@@ -167,6 +168,45 @@ fn print_recall() {
     }
 }
 
+/// Times exact `top_k` and the quantised store's search on the same set and query alternately, one call
+/// each per round, and prints the median and fastest of each and their ratio. On a shared, noisy machine
+/// criterion's benchmarks run one after the other and the load can change between them; alternating puts
+/// both under the same load, so the ratio holds even when the absolute times do not.
+fn print_paired_ratio(query: &[f32], vectors: &[Vec<f32>], candidates: &[u32]) {
+    const ROUNDS: usize = 400;
+    let store = stored(vectors, Storage::Quantised);
+    let time = |f: &dyn Fn()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64() * 1e6
+    };
+    let (mut old, mut new) = (Vec::with_capacity(ROUNDS), Vec::with_capacity(ROUNDS));
+    for _ in 0..ROUNDS {
+        old.push(time(&|| {
+            black_box(top_k(black_box(query), vectors, candidates, K));
+        }));
+        new.push(time(&|| {
+            black_box(
+                store
+                    .top_k(black_box(query), candidates, K)
+                    .expect("searchable"),
+            );
+        }));
+    }
+    let stats = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0])
+    };
+    let ((old_med, old_min), (new_med, new_min)) = (stats(&mut old), stats(&mut new));
+    eprintln!(
+        "paired, {ROUNDS} rounds, {RECORDS}x{REMOTE_DIMS}: exact top_k median {old_med:.1} µs (fastest \
+         {old_min:.1}), quantised median {new_med:.1} µs (fastest {new_min:.1}); old/new {:.2}× by \
+         median, {:.2}× by fastest",
+        old_med / new_med,
+        old_min / new_min
+    );
+}
+
 fn bench_top_k(c: &mut Criterion) {
     print_recall();
     let mut g = c.benchmark_group("top_k");
@@ -179,6 +219,7 @@ fn bench_top_k(c: &mut Criterion) {
         .map(|_| unit_vector(&mut rng, REMOTE_DIMS))
         .collect();
     let query = unit_vector(&mut rng, REMOTE_DIMS);
+    print_paired_ratio(&query, &vectors, &candidates);
     g.bench_function(
         BenchmarkId::new("random_unit", format!("{RECORDS}x{REMOTE_DIMS}")),
         |b| b.iter(|| top_k(black_box(&query), black_box(&vectors), &candidates, K)),
