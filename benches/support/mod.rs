@@ -1,4 +1,7 @@
 //! What the benchmarks share.
+#![allow(dead_code)] // each bench uses a different part
+
+use std::time::Duration;
 
 use criterion::Criterion;
 
@@ -13,4 +16,31 @@ pub fn criterion_config() -> Criterion {
             Criterion::default().without_plots()
         }
     }
+}
+
+/// CPU time used so far by the whole process (all threads), where the platform can tell.
+#[cfg(target_os = "linux")]
+pub fn process_cpu_time() -> Option<Duration> {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux) to a valid pointer.
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (rc == 0 && cfg!(target_pointer_width = "64"))
+        .then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn process_cpu_time() -> Option<Duration> {
+    None
 }

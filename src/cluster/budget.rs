@@ -12,25 +12,14 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
+/// The node's types: a sweep's limits (`None` is unlimited) and what it has spent, by every worker.
+pub use crate::llm::{BudgetLimits as Caps, Spent};
+
 /// Why a reservation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BudgetError {
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
-}
-
-/// A sweep's limits; `None` is unlimited.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Caps {
-    pub max_usd: Option<f64>,
-    pub max_tokens: Option<u64>,
-}
-
-/// What the whole sweep has spent, by every worker.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Spent {
-    pub usd: f64,
-    pub tokens: u64,
 }
 
 /// The answer to a reservation.
