@@ -15,7 +15,7 @@
 //! Run with `cargo bench --bench game` (or `scripts/bench.sh`). See `docs/benchmarks.md`.
 
 mod support;
-use support::process_cpu_time;
+use support::{process_cpu_time, InstantProvider};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,12 +24,11 @@ use std::time::{Duration, Instant};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use futures::future::{join_all, BoxFuture};
+use futures::future::join_all;
 use sleuth::agent::{AgentConfig, Framework, Modules};
 use sleuth::game::{play, GameConfig, ProtocolSettings};
 use sleuth::llm::{
-    CallTags, ChatRequest, ChatResponse, EmbedResponse, Gateway, GatewayConfig, Message, Phase,
-    Pricing, Provider, ProviderError, SimulatedProvider, TokenUsage,
+    CallTags, ChatRequest, Gateway, GatewayConfig, Message, Phase, Pricing, SimulatedProvider,
 };
 use sleuth::script::Script;
 use tokio::runtime::Runtime;
@@ -137,46 +136,6 @@ fn bench_frameworks(c: &mut Criterion) {
     bench_games(c, "framework", games);
 }
 
-/// A provider that answers every request at once with a fixed reply and reported usage, so the only
-/// cost left is the gateway's own.
-struct InstantProvider;
-
-impl Provider for InstantProvider {
-    fn name(&self) -> &'static str {
-        "instant"
-    }
-
-    fn chat<'a>(
-        &'a self,
-        _req: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async {
-            Ok(ChatResponse {
-                content: "ok".into(),
-                usage: Some(TokenUsage {
-                    prompt_tokens: 120,
-                    completion_tokens: 1,
-                    cached_tokens: 0,
-                }),
-                logprobs: None,
-            })
-        })
-    }
-
-    fn embed<'a>(
-        &'a self,
-        _model: &'a str,
-        inputs: &'a [String],
-    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
-        Box::pin(async move {
-            Ok(EmbedResponse {
-                vectors: vec![vec![0.0; 8]; inputs.len()],
-                prompt_tokens: Some(inputs.len() as u64),
-            })
-        })
-    }
-}
-
 const BATCH: usize = 1_000;
 
 fn bench_gateway(c: &mut Criterion) {
@@ -206,7 +165,10 @@ fn gateway_benches(c: &mut Criterion, group: &str, wall: bool) {
     let rt = runtime();
     let gateway = rt
         .block_on(Gateway::start(
-            Arc::new(InstantProvider),
+            Arc::new(InstantProvider {
+                reply: "ok",
+                completion_tokens: 1,
+            }),
             Pricing::builtin(),
             GatewayConfig::default(),
         ))

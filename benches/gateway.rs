@@ -18,7 +18,7 @@
 //! Run with `cargo bench --bench gateway` (`scripts/bench.sh` runs it too). See `docs/performance.md`.
 
 mod support;
-use support::process_cpu_time;
+use support::{process_cpu_time, InstantProvider};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,9 +30,8 @@ use criterion::{
 };
 use futures::future::{join_all, BoxFuture};
 use sleuth::llm::{
-    Budget, BudgetLimits, CallScope, CallTags, ChatRequest, ChatResponse, EmbedResponse, Gateway,
-    GatewayConfig, GatewayParts, Ledger, LimitSettings, Message, ModelLimits, Phase, Pricing,
-    Provider, ProviderError, Route, Router, Spent, TokenUsage,
+    Budget, BudgetLimits, CallScope, CallTags, ChatRequest, Gateway, GatewayConfig, GatewayParts,
+    Ledger, LimitSettings, Message, ModelLimits, Phase, Pricing, Route, Router, Spent,
 };
 use sleuth::store::{SqliteStore, Store};
 use tokio::runtime::Runtime;
@@ -42,50 +41,17 @@ const BATCH: usize = 1_000;
 /// Distinct calls stored before the hit benchmarks, asked again in turn.
 const STORED: u64 = 2_000;
 
-/// Answers every request at once with a fixed reply and its usage: the only cost left is sleuth's.
-struct InstantProvider;
-
-impl Provider for InstantProvider {
-    fn name(&self) -> &'static str {
-        "instant"
-    }
-
-    fn chat<'a>(
-        &'a self,
-        _req: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async {
-            Ok(ChatResponse {
-                content: "Ada was in the saloon at 1 am; the steward saw her there.".into(),
-                usage: Some(TokenUsage {
-                    prompt_tokens: 120,
-                    completion_tokens: 14,
-                    cached_tokens: 0,
-                }),
-                logprobs: None,
-            })
-        })
-    }
-
-    fn embed<'a>(
-        &'a self,
-        _model: &'a str,
-        inputs: &'a [String],
-    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
-        Box::pin(async move {
-            Ok(EmbedResponse {
-                vectors: vec![vec![0.0; 8]; inputs.len()],
-                prompt_tokens: Some(inputs.len() as u64),
-            })
-        })
-    }
-}
-
 /// A gateway with every layer on, over a store in `dir`, handing out calls for one arm of a sweep.
 async fn layered_gateway(dir: &std::path::Path) -> (Gateway, Ledger) {
     let store: Arc<dyn Store> =
         Arc::new(SqliteStore::open(&dir.join("sleuth.db")).expect("the store opens"));
-    let mut route = Route::new(Arc::new(InstantProvider), Some("http://127.0.0.1:1/v1"));
+    let mut route = Route::new(
+        Arc::new(InstantProvider {
+            reply: "Ada was in the saloon at 1 am; the steward saw her there.",
+            completion_tokens: 14,
+        }),
+        Some("http://127.0.0.1:1/v1"),
+    );
     route.limits = ModelLimits::new(LimitSettings {
         rpm: Some(u32::MAX),
         tpm: Some(u32::MAX),

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use criterion::Criterion;
+use futures::future::BoxFuture;
+use sleuth::llm::{ChatRequest, ChatResponse, EmbedResponse, Provider, ProviderError, TokenUsage};
 
 /// Criterion draws its plots with plotters, which — built with the text backend `sleuth report` uses —
 /// needs a registered font: the report's font lookup registers one; without any, plots are skipped
@@ -43,4 +45,47 @@ pub fn process_cpu_time() -> Option<Duration> {
 #[cfg(not(target_os = "linux"))]
 pub fn process_cpu_time() -> Option<Duration> {
     None
+}
+
+/// Answers every request at once with a fixed reply and its usage (120 prompt tokens), so the only
+/// cost left is sleuth's own.
+pub struct InstantProvider {
+    pub reply: &'static str,
+    pub completion_tokens: u64,
+}
+
+impl Provider for InstantProvider {
+    fn name(&self) -> &'static str {
+        "instant"
+    }
+
+    fn chat<'a>(
+        &'a self,
+        _req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async move {
+            Ok(ChatResponse {
+                content: self.reply.into(),
+                usage: Some(TokenUsage {
+                    prompt_tokens: 120,
+                    completion_tokens: self.completion_tokens,
+                    cached_tokens: 0,
+                }),
+                logprobs: None,
+            })
+        })
+    }
+
+    fn embed<'a>(
+        &'a self,
+        _model: &'a str,
+        inputs: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+        Box::pin(async move {
+            Ok(EmbedResponse {
+                vectors: vec![vec![0.0; 8]; inputs.len()],
+                prompt_tokens: Some(inputs.len() as u64),
+            })
+        })
+    }
 }
