@@ -24,6 +24,10 @@ pub const MEMORY_RECORDS: &str = "sleuth_memory_records_total";
 pub const GATEWAY_RESTARTS: &str = "sleuth_node_gateway_restarts_total";
 pub const SWEEP_GAMES: &str = "sleuth_sweep_games";
 pub const SWEEP_BUDGET_USD: &str = "sleuth_sweep_budget_usd";
+pub const CLUSTER_WORKERS: &str = "sleuth_cluster_workers";
+pub const CLUSTER_QUEUE: &str = "sleuth_cluster_queue_entries";
+pub const CLUSTER_CLAIMED: &str = "sleuth_cluster_claimed_total";
+pub const WORKER_CAPACITY: &str = "sleuth_worker_capacity";
 
 /// The Prometheus type of an exported metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,6 +67,10 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (GATEWAY_RESTARTS, MetricKind::Counter),
     (SWEEP_GAMES, MetricKind::Gauge),
     (SWEEP_BUDGET_USD, MetricKind::Gauge),
+    (CLUSTER_WORKERS, MetricKind::Gauge),
+    (CLUSTER_QUEUE, MetricKind::Gauge),
+    (CLUSTER_CLAIMED, MetricKind::Counter),
+    (WORKER_CAPACITY, MetricKind::Gauge),
 ];
 
 /// Buckets for LLM latency: from a local mock (milliseconds) to a slow hosted model (a minute).
@@ -162,6 +170,26 @@ pub fn describe() {
     describe_gauge!(
         SWEEP_BUDGET_USD,
         "The running sweep's budget in US dollars (absent without one)."
+    );
+    describe_gauge!(
+        CLUSTER_WORKERS,
+        Unit::Count,
+        "Workers of the cluster that heartbeat (served by the coordinator)."
+    );
+    describe_gauge!(
+        CLUSTER_QUEUE,
+        Unit::Count,
+        "Game entries of the cluster's work queue by state (waiting: not read yet; delivered: read by a worker, not acknowledged), served by the coordinator."
+    );
+    describe_counter!(
+        CLUSTER_CLAIMED,
+        Unit::Count,
+        "Game entries this worker claimed from a worker that stopped heartbeating."
+    );
+    describe_gauge!(
+        WORKER_CAPACITY,
+        Unit::Count,
+        "Games this worker plays at once at most (its --capacity)."
     );
     describe_counter!(
         MEMORY_RECORDS,
