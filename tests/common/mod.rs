@@ -4,6 +4,7 @@
 //! Each test crate uses a different subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod redis;
 
 use std::io::Read;
