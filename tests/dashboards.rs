@@ -1175,6 +1175,7 @@ async fn restart_a_gateway() {
         cache: None,
         budget: None,
         ledger: None,
+        shared: None,
     });
     let node = sleuth::sweep::node::Node::start(state, "simulated")
         .await
