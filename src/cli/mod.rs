@@ -4,6 +4,7 @@
 //! key, pricing table, prompts), so bad input costs nothing. Library errors become one-line messages at
 //! this edge (anyhow).
 
+mod cluster;
 mod import;
 mod llm;
 mod mock_llm;
@@ -58,6 +59,20 @@ pub enum Command {
     /// Many games from one sweep file: plan it, run it (resumably), see where it stands.
     #[command(subcommand)]
     Sweep(SweepCommand),
+    /// Serve a cluster's API and coordinate its workers (state in Redis).
+    Coordinator(cluster::CoordinatorArgs),
+    /// Play a cluster's games: register with the coordinator and take work from its queue.
+    Worker(cluster::WorkerArgs),
+    /// Send a sweep file (and the scripts it lists) to a cluster; prints the sweep's id.
+    Submit(cluster::SubmitArgs),
+    /// Follow a cluster's sweep until it ends.
+    Watch(cluster::WatchArgs),
+    /// Cancel a cluster's sweep: no game of it starts again.
+    Cancel(cluster::CancelArgs),
+    /// The workers of a cluster: capacity, load, last heartbeat.
+    Workers(cluster::WorkersArgs),
+    /// Download a cluster sweep's results to a directory `sleuth report` reads.
+    Results(cluster::ResultsArgs),
 }
 
 impl Cli {
@@ -97,6 +112,13 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Import(cmd) => import::run(cmd),
         Command::Report(args) => report::run(&args),
         Command::Sweep(cmd) => sweep::run(cmd).await,
+        Command::Coordinator(a) => cluster::coordinator(a).await,
+        Command::Worker(a) => cluster::worker(a).await,
+        Command::Submit(a) => cluster::submit(a).await,
+        Command::Watch(a) => cluster::watch_cmd(a).await,
+        Command::Cancel(a) => cluster::cancel(a).await,
+        Command::Workers(a) => cluster::workers(a).await,
+        Command::Results(a) => cluster::results(a).await,
     }
 }
 

@@ -2,10 +2,44 @@
 //!
 //! The public API and the worker protocol are gRPC services generated from `proto/sleuth/v1/`
 //! ([`proto`]); every request carries a bearer token ([`auth`]). The work itself and everything durable
-//! live in Redis, so losing any process costs only time.
+//! live in Redis, so losing any process costs only time: the [`coordinator`] answers the API and keeps
+//! nothing of its own; [`worker`]s read game entries from the [`queue`], play them with the shared
+//! cache, [`limits`] and [`budget`], and write results to the Redis store.
 
 pub mod auth;
 pub mod budget;
+pub mod client;
+pub mod coordinator;
 pub mod limits;
 pub mod proto;
 pub mod queue;
+pub mod submission;
+pub mod worker;
+
+use crate::store::StoreError;
+
+/// Why a cluster process could not do its job.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The coordinator's URL or TLS settings are unusable.
+    #[error("coordinator at {url}: {message}")]
+    Connect { url: String, message: String },
+    /// The coordinator refused or failed a request.
+    #[error("coordinator: {0}")]
+    Rpc(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("work queue: {0}")]
+    Queue(#[from] queue::QueueError),
+    /// The sweep cannot be planned or set up.
+    #[error("{0}")]
+    Sweep(String),
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl From<crate::sweep::SweepError> for ClusterError {
+    fn from(e: crate::sweep::SweepError) -> Self {
+        ClusterError::Sweep(e.to_string())
+    }
+}

@@ -41,6 +41,19 @@ end
 return n
 ";
 
+/// KEYS[1] the stream, KEYS[2] the set of games with a live entry; ARGV pairs of (sweep, game).
+/// Appends an entry for each game not in the set and adds it there; returns how many were appended.
+const PUSH_NEW: &str = r"
+local n = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('SADD', KEYS[2], ARGV[i + 1]) == 1 then
+    redis.call('XADD', KEYS[1], '*', 'sweep', ARGV[i], 'game', ARGV[i + 1])
+    n = n + 1
+  end
+end
+return n
+";
+
 /// Why the queue failed.
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
@@ -72,6 +85,8 @@ pub struct WorkQueue {
     conn: ConnectionManager,
     stream: String,
     group: String,
+    /// The set of games that have an entry not yet finished (`{ns}:queued`).
+    queued: String,
 }
 
 impl std::fmt::Debug for WorkQueue {
@@ -122,6 +137,7 @@ impl WorkQueue {
             // Braces: a hash tag, as the store's keys (one cluster's keys in one Redis Cluster slot).
             stream: format!("{{{namespace}}}:games"),
             group: "workers".into(),
+            queued: format!("{{{namespace}}}:queued"),
         };
         let mut c = q.conn.clone();
         let created: Result<(), _> = c.xgroup_create_mkstream(&q.stream, &q.group, "0").await;
@@ -155,6 +171,64 @@ impl WorkQueue {
         }
         let mut c = self.conn.clone();
         pipe.query_async::<()>(&mut c).await?;
+        Ok(())
+    }
+
+    /// Appends an entry for each game that has none yet (the set `{ns}:queued` records which do), in
+    /// one atomic step; returns how many were appended. This is what makes submitting a sweep again —
+    /// or the coordinator's periodic check that every unfinished game has an entry — queue nothing
+    /// twice.
+    pub async fn push_new(&self, entries: &[GameEntry]) -> Result<usize, QueueError> {
+        let mut n = 0;
+        // Chunks keep one script's run short: Redis serves nobody else while it runs.
+        for chunk in entries.chunks(500) {
+            let script = redis::Script::new(PUSH_NEW);
+            let mut inv = script.key(&self.stream);
+            inv.key(&self.queued);
+            for e in chunk {
+                inv.arg(&e.sweep).arg(&e.game);
+            }
+            let mut c = self.conn.clone();
+            n += inv.invoke_async::<usize>(&mut c).await?;
+        }
+        Ok(n)
+    }
+
+    /// Acknowledges a played (or skipped) entry, removes it from the stream and its game from the set
+    /// of queued games, atomically.
+    pub async fn finish(&self, d: &Delivery) -> Result<(), QueueError> {
+        let mut c = self.conn.clone();
+        redis::pipe()
+            .atomic()
+            .xack(&self.stream, &self.group, &[&d.entry])
+            .ignore()
+            .xdel(&self.stream, &[&d.entry])
+            .ignore()
+            .srem(&self.queued, &d.game)
+            .ignore()
+            .query_async::<()>(&mut c)
+            .await?;
+        Ok(())
+    }
+
+    /// Puts a game back at the end of the queue (its actors crashed): a new entry, and the old one
+    /// acknowledged, atomically; the game stays in the set of queued games.
+    pub async fn requeue(&self, d: &Delivery) -> Result<(), QueueError> {
+        let mut c = self.conn.clone();
+        redis::pipe()
+            .atomic()
+            .xadd(
+                &self.stream,
+                "*",
+                &[("sweep", d.sweep.as_str()), ("game", d.game.as_str())],
+            )
+            .ignore()
+            .xack(&self.stream, &self.group, &[&d.entry])
+            .ignore()
+            .xdel(&self.stream, &[&d.entry])
+            .ignore()
+            .query_async::<()>(&mut c)
+            .await?;
         Ok(())
     }
 

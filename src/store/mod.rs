@@ -23,8 +23,8 @@ use futures::future::BoxFuture;
 pub use self::redis::RedisStore;
 pub use sqlite::SqliteStore;
 pub use types::{
-    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, StateCounts, SweepRecord,
-    SweepStatus, TotalsRow,
+    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, SourceTotals, StateCounts,
+    SweepRecord, SweepStatus, TotalsRow,
 };
 
 /// Why the store could not do what was asked.

@@ -232,6 +232,71 @@ impl RedisStore {
         self.inner.con.clone()
     }
 
+    /// [`Store::put_result`] with the game's transcript (JSONL), written in the same atomic step and
+    /// only with the first result: a cluster has no shared disk, so the transcript lives beside the
+    /// result, and a game played twice keeps the transcript of the play whose result was kept.
+    pub async fn put_result_with_transcript(
+        &self,
+        game: &str,
+        result_json: &str,
+        transcript: &str,
+    ) -> Result<bool, StoreError> {
+        let key = self.key(&format!("result:{game}"));
+        let inserted: i64 = self
+            .eval(&PUT_RESULT, &key, |inv| {
+                inv.arg(game).arg(result_json).arg(now()).arg(transcript);
+            })
+            .await?;
+        Ok(inserted == 1)
+    }
+
+    /// The transcript written with a game's result, if any.
+    pub async fn transcript(&self, game: &str) -> Result<Option<String>, StoreError> {
+        let mut con = self.con();
+        ::redis::cmd("HGET")
+            .arg(self.key(&format!("result:{game}")))
+            .arg("transcript")
+            .query_async(&mut con)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
+    /// A raw value the cluster keeps beside the store (a sweep's submission), under the store's
+    /// prefix. `SET NX`: the first value stays; returns the value now there.
+    pub async fn put_blob_once(&self, name: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let mut con = self.con();
+        let key = self.key(name);
+        let (now,): (Vec<u8>,) = ::redis::pipe()
+            .atomic()
+            .cmd("SET")
+            .arg(&key)
+            .arg(value)
+            .arg("NX")
+            .ignore()
+            .cmd("GET")
+            .arg(&key)
+            .query_async(&mut con)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(now)
+    }
+
+    /// A value written by [`RedisStore::put_blob_once`].
+    pub async fn blob(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut con = self.con();
+        ::redis::cmd("GET")
+            .arg(self.key(name))
+            .query_async(&mut con)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
+    /// The store's connection, for the cluster's other parts (queue, limits, worker registry) that
+    /// live under the same namespace.
+    pub fn connection(&self) -> ConnectionManager {
+        self.con()
+    }
+
     fn key(&self, rest: &str) -> String {
         format!("{}{rest}", self.inner.prefix)
     }
@@ -733,6 +798,9 @@ local P, id, now = ARGV[1], ARGV[2], ARGV[4]
 local inserted = redis.call('HSETNX', KEYS[1], 'result', ARGV[3])
 if inserted == 1 then
   redis.call('HSET', KEYS[1], 'written_at', now)
+  if ARGV[5] then
+    redis.call('HSET', KEYS[1], 'transcript', ARGV[5])
+  end
 end
 local g = P .. 'game:' .. id
 local cur = redis.call('HGET', g, 'state')

@@ -228,3 +228,31 @@ pub struct TotalsRow {
     pub cached_tokens: u64,
     pub cost_usd: f64,
 }
+
+/// A sweep's ledger summed by how calls were served: what was paid for and what the cache gave
+/// back for free (a cluster's progress, a sweep's closing note).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SourceTotals {
+    pub live_calls: u64,
+    pub cache_hits: u64,
+    /// Prompt and completion tokens of live calls.
+    pub live_tokens: u64,
+    pub live_usd: f64,
+}
+
+impl SourceTotals {
+    /// The sums of `rows`.
+    pub fn of(rows: &[TotalsRow]) -> SourceTotals {
+        let mut t = SourceTotals::default();
+        for r in rows {
+            if r.source == CallSource::Live.as_str() {
+                t.live_calls += r.calls;
+                t.live_tokens += r.prompt_tokens + r.completion_tokens;
+                t.live_usd += r.cost_usd;
+            } else if r.source == CallSource::Cache.as_str() {
+                t.cache_hits += r.calls;
+            }
+        }
+        t
+    }
+}

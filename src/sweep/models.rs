@@ -50,6 +50,26 @@ pub fn prices(plan: &Plan) -> Pricing {
     pricing
 }
 
+fn limits_of(entry: &super::file::ModelEntry) -> LimitSettings {
+    LimitSettings {
+        rpm: entry.rpm,
+        tpm: entry.tpm,
+        max_concurrency: entry.max_concurrency,
+    }
+}
+
+/// Each model the games use with its limits from the models table: what a cluster's workers
+/// enforce together (`cluster::gate`), on top of each worker's own.
+pub fn limit_settings(plan: &Plan) -> std::collections::BTreeMap<String, LimitSettings> {
+    plan.used_models()
+        .into_iter()
+        .map(|name| {
+            let l = limits_of(&plan.models[&name]);
+            (name, l)
+        })
+        .collect()
+}
+
 /// The router (every model the games use, with its limits) and the pricing table (the built-in one
 /// with the models table's prices laid over it). `timeout` is the openai client's per-request
 /// timeout.
@@ -86,12 +106,7 @@ pub fn gateway_routes(plan: &Plan, timeout: Duration) -> Result<(Router, Pricing
         };
         let mut route = Route::new(provider, base_url.as_deref());
         route.model = entry.model.clone();
-        route.limits = ModelLimits::new(LimitSettings {
-            rpm: entry.rpm,
-            tpm: entry.tpm,
-            max_concurrency: entry.max_concurrency,
-        })
-        .map(Arc::new);
+        route.limits = ModelLimits::new(limits_of(entry)).map(Arc::new);
         router.add(name, route);
     }
     Ok((router, prices(plan)))

@@ -80,6 +80,11 @@ pub fn game_id(spec: &GameSpec, repeat: u32) -> String {
 impl Plan {
     /// Expands and checks `sweep` (see the module documentation).
     pub fn build(sweep: LoadedSweep) -> Result<Plan, SweepError> {
+        Plan::build_from(sweep, &ScriptFiles::Disk)
+    }
+
+    /// [`Plan::build`] with the scripts read from `files`.
+    pub fn build_from(sweep: LoadedSweep, files: &ScriptFiles) -> Result<Plan, SweepError> {
         let mut models = sweep.file.models.clone();
         models
             .entry(DEFAULT_MODEL.to_string())
@@ -96,7 +101,7 @@ impl Plan {
                 output_usd_per_mtok: None,
                 latency_ms: None,
             });
-        let scripts = load_scripts(&sweep)?;
+        let scripts = load_scripts(&sweep, files)?;
         let arms = arms(&sweep);
         let seeds = sweep.seeds();
         let mut games = Vec::new();
@@ -142,47 +147,97 @@ impl Plan {
     }
 }
 
-/// The sweep's scripts: files as listed, directories as their `*.toml` files in name order; each
-/// loaded and validated, each once.
-fn load_scripts(sweep: &LoadedSweep) -> Result<Vec<PlanScript>, SweepError> {
-    let mut paths = Vec::new();
-    for (i, entry) in sweep.file.scripts.iter().enumerate() {
-        let p = sweep.resolve(entry);
-        if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
-                .map_err(|e| SweepError::Key {
-                    path: sweep.path.clone(),
-                    key: format!("scripts[{i}]"),
-                    message: format!("cannot read directory {}: {e}", p.display()),
-                })?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "toml") && f.is_file())
-                .collect();
-            found.sort();
-            if found.is_empty() {
-                return Err(SweepError::Key {
-                    path: sweep.path.clone(),
-                    key: format!("scripts[{i}]"),
-                    message: format!("directory {} holds no .toml script", p.display()),
-                });
-            }
-            paths.extend(found);
-        } else if p.is_file() {
-            paths.push(p);
-        } else {
+/// Where a plan reads its scripts from.
+#[derive(Debug, Clone, Default)]
+pub enum ScriptFiles {
+    /// The disk, beside the sweep file (a run on this node).
+    #[default]
+    Disk,
+    /// The files a client sent with the sweep file (`sleuth submit`): for each entry of the file's
+    /// `scripts` list, in order, the entry and its files as (path, text). A cluster has no shared
+    /// disk, so the coordinator and the workers plan from these; the paths are the ones the client
+    /// resolved, so the games' specs — and ids — are those a run on the client's machine would have.
+    Given(Vec<(String, Vec<(PathBuf, String)>)>),
+}
+
+/// The files entry `i` of the sweep's `scripts` list stands for: the file, or a directory's `*.toml`
+/// files in name order.
+pub fn entry_paths(sweep: &LoadedSweep, i: usize) -> Result<Vec<PathBuf>, SweepError> {
+    let entry = &sweep.file.scripts[i];
+    let p = sweep.resolve(entry);
+    if p.is_dir() {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&p)
+            .map_err(|e| SweepError::Key {
+                path: sweep.path.clone(),
+                key: format!("scripts[{i}]"),
+                message: format!("cannot read directory {}: {e}", p.display()),
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|f| f.extension().is_some_and(|x| x == "toml") && f.is_file())
+            .collect();
+        found.sort();
+        if found.is_empty() {
             return Err(SweepError::Key {
                 path: sweep.path.clone(),
                 key: format!("scripts[{i}]"),
-                message: format!("no such file or directory: {}", p.display()),
+                message: format!("directory {} holds no .toml script", p.display()),
             });
+        }
+        Ok(found)
+    } else if p.is_file() {
+        Ok(vec![p])
+    } else {
+        Err(SweepError::Key {
+            path: sweep.path.clone(),
+            key: format!("scripts[{i}]"),
+            message: format!("no such file or directory: {}", p.display()),
+        })
+    }
+}
+
+/// The sweep's scripts: files as listed, directories as their `*.toml` files in name order; each
+/// loaded and validated, each once.
+fn load_scripts(sweep: &LoadedSweep, files: &ScriptFiles) -> Result<Vec<PlanScript>, SweepError> {
+    // (path, text when given)
+    let mut listed: Vec<(PathBuf, Option<&str>)> = Vec::new();
+    match files {
+        ScriptFiles::Disk => {
+            for i in 0..sweep.file.scripts.len() {
+                listed.extend(entry_paths(sweep, i)?.into_iter().map(|p| (p, None)));
+            }
+        }
+        ScriptFiles::Given(given) => {
+            for (i, entry) in sweep.file.scripts.iter().enumerate() {
+                let bad = |message: String| SweepError::Key {
+                    path: sweep.path.clone(),
+                    key: format!("scripts[{i}]"),
+                    message,
+                };
+                let (sent, files) = given
+                    .get(i)
+                    .ok_or_else(|| bad(format!("`{entry}` came without its script files")))?;
+                if sent != entry {
+                    return Err(bad(format!(
+                        "the files sent for entry {i} are for `{sent}`, not `{entry}`"
+                    )));
+                }
+                if files.is_empty() {
+                    return Err(bad(format!("`{entry}` came without its script files")));
+                }
+                listed.extend(files.iter().map(|(p, t)| (p.clone(), Some(t.as_str()))));
+            }
         }
     }
     let mut out: Vec<PlanScript> = Vec::new();
-    for path in paths {
+    for (path, text) in listed {
         if out.iter().any(|s| s.path == path) {
             continue;
         }
-        let script = Script::load(&path).map_err(|e| SweepError::Script {
+        let script = match text {
+            Some(t) => Script::parse(t, &path),
+            None => Script::load(&path),
+        }
+        .map_err(|e| SweepError::Script {
             path: path.clone(),
             message: e.to_string(),
         })?;

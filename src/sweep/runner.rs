@@ -124,16 +124,16 @@ fn lock_dir(out: &Path) -> Result<DirLock, SweepError> {
     }
 }
 
-fn now() -> String {
+pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// A game's prompt templates, by framework.
-type GamePrompts = Arc<BTreeMap<&'static str, Arc<Prompts>>>;
+pub(crate) type GamePrompts = Arc<BTreeMap<&'static str, Arc<Prompts>>>;
 
 /// The prompts of every distinct (script, frameworks, language, templates) of the plan, loaded before
 /// anything runs so a broken template fails first; by game.
-fn load_prompts(plan: &Plan) -> Result<Vec<GamePrompts>, SweepError> {
+pub(crate) fn load_prompts(plan: &Plan) -> Result<Vec<GamePrompts>, SweepError> {
     let mut loaded: HashMap<String, GamePrompts> = HashMap::new();
     let mut out = Vec::with_capacity(plan.games.len());
     for g in &plan.games {
@@ -166,16 +166,19 @@ fn load_prompts(plan: &Plan) -> Result<Vec<GamePrompts>, SweepError> {
 }
 
 /// What every game's task needs.
-struct Inner {
-    plan: Arc<Plan>,
-    prompts: Vec<GamePrompts>,
-    store: Arc<dyn Store>,
-    gateway: Gateway,
-    out: PathBuf,
-    sweep: String,
-    run: String,
+pub(crate) struct Inner {
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) prompts: Vec<GamePrompts>,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) gateway: Gateway,
+    /// Where games write their transcript and result (`games/<id>/`).
+    pub(crate) out: PathBuf,
+    pub(crate) sweep: String,
+    pub(crate) run: String,
     /// Model calls one game may have in flight (`gateway.game_concurrency`).
-    call_concurrency: Option<usize>,
+    pub(crate) call_concurrency: Option<usize>,
+    /// A cluster's store, where the transcript is written with the result (no shared disk).
+    pub(crate) transcripts: Option<crate::store::RedisStore>,
 }
 
 /// Plays the plan's games for the scheduler.
@@ -206,7 +209,7 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// What a failed game's error means for the sweep.
-fn classify(e: &GameError, stage: Option<String>) -> GameOutcome {
+pub(crate) fn classify(e: &GameError, stage: Option<String>) -> GameOutcome {
     let reason = e.to_string();
     match e {
         GameError::ActorLost(_) | GameError::ChildFailed { .. } => {
@@ -222,7 +225,7 @@ fn classify(e: &GameError, stage: Option<String>) -> GameOutcome {
     }
 }
 
-async fn play_game(inner: Arc<Inner>, index: usize) -> GameOutcome {
+pub(crate) async fn play_game(inner: Arc<Inner>, index: usize) -> GameOutcome {
     let g = &inner.plan.games[index];
     let dir = inner.out.join("games").join(&g.id);
     let transcript = dir.join("transcript.jsonl");
@@ -238,7 +241,9 @@ async fn play_game(inner: Arc<Inner>, index: usize) -> GameOutcome {
         .set_game_state(&g.id, GameState::Running, None, None)
         .await
     {
-        return fail(format!("store: {e}"));
+        return GameOutcome::Unrecorded {
+            reason: format!("store: {e}"),
+        };
     }
     let mut config = GameConfig {
         game_id: g.id.clone(),
@@ -269,9 +274,23 @@ async fn play_game(inner: Arc<Inner>, index: usize) -> GameOutcome {
                     dir.join("result.json").display()
                 ));
             }
-            match inner.store.put_result(&g.id, &json).await {
+            let written = match &inner.transcripts {
+                Some(redis) => {
+                    let text = match std::fs::read_to_string(&transcript) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            return fail(format!("cannot read {}: {e}", transcript.display()))
+                        }
+                    };
+                    redis.put_result_with_transcript(&g.id, &json, &text).await
+                }
+                None => inner.store.put_result(&g.id, &json).await,
+            };
+            match written {
                 Ok(_) => GameOutcome::Done,
-                Err(e) => fail(format!("store: {e}")),
+                Err(e) => GameOutcome::Unrecorded {
+                    reason: format!("store: {e}"),
+                },
             }
         }
         Err(e) => classify(&e, last_stage(&transcript)),
@@ -307,42 +326,11 @@ pub async fn run_with(
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&out.join(STORE_FILE))?);
     let file = &plan.sweep.file;
     let sweep_id = file.name.clone();
-    store
-        .open_sweep(&SweepRecord {
-            id: sweep_id.clone(),
-            name: file.name.clone(),
-            file: plan.sweep.path.display().to_string(),
-            text: plan.sweep.text.clone(),
-            created_at: now(),
-            status: SweepStatus::Running,
-            note: None,
-            max_usd: file.budget.max_usd,
-            max_tokens: file.budget.max_tokens,
-        })
-        .await?;
+    store.open_sweep(&sweep_record(&plan)).await?;
     store
         .set_sweep_status(&sweep_id, SweepStatus::Running, None)
         .await?;
-    let rows: Vec<GameRow> = plan
-        .games
-        .iter()
-        .map(|g| GameRow {
-            id: g.id.clone(),
-            sweep: sweep_id.clone(),
-            arm: plan.arms[g.arm].id.clone(),
-            arm_label: plan.arms[g.arm].label.clone(),
-            script: plan.scripts[g.script].script.title.clone(),
-            repeat: g.repeat,
-            seed: g.spec.seed,
-            spec: serde_json::to_string(&g.spec).unwrap_or_default(),
-            state: GameState::Pending,
-            attempts: 0,
-            crashes: 0,
-            reason: None,
-            stage: None,
-            updated_at: String::new(),
-        })
-        .collect();
+    let rows = game_rows(&plan, &sweep_id);
     store.add_games(&rows).await?;
     let states: HashMap<String, GameState> = store
         .games(&sweep_id)
@@ -400,20 +388,7 @@ pub async fn run_with(
     }
 
     let g = &file.gateway;
-    let config = GatewayConfig {
-        max_retries: g
-            .max_retries
-            .unwrap_or(GatewayConfig::default().max_retries),
-        backoff_base: g
-            .retry_base_ms
-            .map(Duration::from_millis)
-            .unwrap_or(GatewayConfig::default().backoff_base),
-        timeout: g
-            .timeout_secs
-            .map(Duration::from_secs)
-            .unwrap_or(GatewayConfig::default().timeout),
-        ..GatewayConfig::default()
-    };
+    let config = gateway_config(&file.gateway);
     let (router, pricing) = models::gateway_routes(&plan, config.timeout)?;
     let provider = router.provider_name();
     let ledger = Ledger::start(store.clone());
@@ -439,6 +414,7 @@ pub async fn run_with(
         sweep: sweep_id.clone(),
         run: run_id.clone(),
         call_concurrency: g.game_concurrency,
+        transcripts: None,
     });
     let (done_tx, done_rx) = oneshot::channel();
     let concurrency = opts.concurrency.or(file.concurrency).unwrap_or(64).max(1);
@@ -556,8 +532,65 @@ pub async fn run_with(
     })
 }
 
+/// The record of the sweep `plan` expands, as first recorded (running).
+pub(crate) fn sweep_record(plan: &Plan) -> SweepRecord {
+    let file = &plan.sweep.file;
+    SweepRecord {
+        id: file.name.clone(),
+        name: file.name.clone(),
+        file: plan.sweep.path.display().to_string(),
+        text: plan.sweep.text.clone(),
+        created_at: now(),
+        status: SweepStatus::Running,
+        note: None,
+        max_usd: file.budget.max_usd,
+        max_tokens: file.budget.max_tokens,
+    }
+}
+
+/// The plan's games as the store's rows (pending).
+pub(crate) fn game_rows(plan: &Plan, sweep_id: &str) -> Vec<GameRow> {
+    plan.games
+        .iter()
+        .map(|g| GameRow {
+            id: g.id.clone(),
+            sweep: sweep_id.to_string(),
+            arm: plan.arms[g.arm].id.clone(),
+            arm_label: plan.arms[g.arm].label.clone(),
+            script: plan.scripts[g.script].script.title.clone(),
+            repeat: g.repeat,
+            seed: g.spec.seed,
+            spec: serde_json::to_string(&g.spec).unwrap_or_default(),
+            state: GameState::Pending,
+            attempts: 0,
+            crashes: 0,
+            reason: None,
+            stage: None,
+            updated_at: String::new(),
+        })
+        .collect()
+}
+
+/// The gateway's settings from the sweep file's `[gateway]`.
+pub(crate) fn gateway_config(g: &crate::sweep::file::GatewaySettings) -> GatewayConfig {
+    GatewayConfig {
+        max_retries: g
+            .max_retries
+            .unwrap_or(GatewayConfig::default().max_retries),
+        backoff_base: g
+            .retry_base_ms
+            .map(Duration::from_millis)
+            .unwrap_or(GatewayConfig::default().backoff_base),
+        timeout: g
+            .timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(GatewayConfig::default().timeout),
+        ..GatewayConfig::default()
+    }
+}
+
 /// This machine's name, for the runs table.
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .or_else(|| {

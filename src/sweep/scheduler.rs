@@ -47,6 +47,10 @@ pub enum GameOutcome {
         reason: String,
         stage: Option<String>,
     },
+    /// The store could not record the game (its state or its result): nothing the game did is
+    /// wrong, so a cluster worker plays it again once the store answers (a Redis restart), while a
+    /// node — whose SQLite file fails only for lasting reasons, a full disk — gives up on it.
+    Unrecorded { reason: String },
 }
 
 /// Plays one game of the plan (by index) to an outcome, writing its state as it goes.
@@ -241,6 +245,15 @@ async fn settle(st: &mut SchedulerState, game: usize, outcome: GameOutcome) {
     match outcome {
         GameOutcome::Done => {
             c.done.fetch_add(1, Ordering::Relaxed);
+        }
+        GameOutcome::Unrecorded { reason } => {
+            c.failed.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(game = %id, %reason, "game could not be recorded");
+            write(
+                store
+                    .set_game_state(&id, GameState::Failed, Some(reason), None)
+                    .await,
+            );
         }
         GameOutcome::Failed { reason, stage } => {
             c.failed.fetch_add(1, Ordering::Relaxed);

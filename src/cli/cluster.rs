@@ -1,0 +1,382 @@
+//! The cluster's commands: `coordinator` and `worker` (the processes), and `submit`, `watch`,
+//! `cancel`, `workers`, `results` (the client of the public API). Every one of them needs the bearer
+//! token in `SLEUTH_TOKEN`; it is read here and never printed.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use tokio::sync::watch;
+
+use crate::cluster::auth::{Token, TOKEN_ENV};
+use crate::cluster::client::{self, DEFAULT_COORDINATOR};
+use crate::cluster::coordinator::{self, CoordinatorConfig};
+use crate::cluster::proto as pb;
+use crate::cluster::{submission, worker};
+
+/// Where the coordinator is, for the client commands.
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// The coordinator's URL (`https://` for TLS).
+    #[arg(long, env = "SLEUTH_COORDINATOR", default_value = DEFAULT_COORDINATOR)]
+    pub coordinator: String,
+    /// The CA certificate (PEM) to check an `https://` coordinator against.
+    #[arg(long, value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+}
+
+/// `sleuth coordinator`.
+#[derive(Debug, Args)]
+pub struct CoordinatorArgs {
+    /// The Redis URL (`redis://[:password@]host:port`, or `rediss://` for TLS).
+    #[arg(long, env = "SLEUTH_REDIS")]
+    pub redis: String,
+    /// The address the gRPC API is served on.
+    #[arg(long, default_value = "127.0.0.1:7400")]
+    pub listen: SocketAddr,
+    /// The prefix of the cluster's keys in Redis (several clusters can share one Redis).
+    #[arg(long, default_value = "sleuth")]
+    pub namespace: String,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+    /// Serve TLS with this certificate (PEM); needs --tls-key.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// After how many seconds without a heartbeat a worker's games are claimed by others.
+    #[arg(long, default_value_t = 15)]
+    pub claim_idle_secs: u64,
+}
+
+/// `sleuth worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The Redis URL, as this worker reaches the coordinator's Redis.
+    #[arg(long, env = "SLEUTH_REDIS")]
+    pub redis: String,
+    /// Games played at once at most.
+    #[arg(long)]
+    pub capacity: usize,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+    /// Scratch space for games' files until they are in the store (default: the system's temporary
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+}
+
+/// `sleuth submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The sweep file (docs/sweeps.md); the scripts it lists are sent with it.
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub target: Target,
+    /// Then follow the sweep until it ends (as `sleuth watch`).
+    #[arg(long)]
+    pub watch: bool,
+}
+
+/// `sleuth watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The sweep's id (its name).
+    pub id: String,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// `sleuth cancel`.
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The sweep's id (its name).
+    pub id: String,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// `sleuth workers`.
+#[derive(Debug, Args)]
+pub struct WorkersArgs {
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// `sleuth results`.
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// The sweep's id (its name).
+    pub id: String,
+    /// Where to write `games/<id>/result.json` and `transcript.jsonl` (then `sleuth report DIR`).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Leave the transcripts out (smaller; the report's clue and dialogue figures need them).
+    #[arg(long)]
+    pub no_transcripts: bool,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+fn token() -> Result<Token> {
+    Token::from_env(TOKEN_ENV).map_err(anyhow::Error::from)
+}
+
+/// Counts SIGINT and SIGTERM: the first asks to stop gently, the second at once.
+fn signal_counter() -> watch::Receiver<u32> {
+    let (tx, rx) = watch::channel(0u32);
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        loop {
+            #[cfg(unix)]
+            {
+                let term_recv = async {
+                    match term.as_mut() {
+                        Some(t) => t.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    r = tokio::signal::ctrl_c() => if r.is_err() { return },
+                    _ = term_recv => {}
+                }
+            }
+            #[cfg(not(unix))]
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            tx.send_modify(|n| *n += 1);
+        }
+    });
+    rx
+}
+
+fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read the TLS {what} {}", path.display()))
+}
+
+pub async fn coordinator(a: CoordinatorArgs) -> Result<()> {
+    let token = token()?;
+    if let Some(addr) = a.metrics_addr {
+        crate::telemetry::serve_metrics(addr)?;
+    }
+    let mut cfg = CoordinatorConfig::new(a.redis, a.listen, a.namespace, token);
+    cfg.claim_idle = Duration::from_secs(a.claim_idle_secs.max(1));
+    if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
+        cfg.tls = Some((read_pem(cert, "certificate")?, read_pem(key, "key")?));
+    }
+    let mut signals = signal_counter();
+    eprintln!("sleuth coordinator: serving on {}", a.listen);
+    coordinator::serve(cfg, async move {
+        let _ = signals.changed().await;
+    })
+    .await?;
+    Ok(())
+}
+
+pub async fn worker(a: WorkerArgs) -> Result<()> {
+    let token = token()?;
+    if let Some(addr) = a.metrics_addr {
+        crate::telemetry::serve_metrics(addr)?;
+    }
+    let cfg = worker::WorkerConfig {
+        coordinator: a.target.coordinator,
+        tls_ca: a.target.tls_ca,
+        redis: a.redis,
+        capacity: a.capacity,
+        token,
+        metrics_addr: a.metrics_addr,
+        work_dir: a
+            .work_dir
+            .unwrap_or_else(|| std::env::temp_dir().join("sleuth-worker")),
+    };
+    let report = worker::run(cfg, signal_counter()).await?;
+    eprintln!(
+        "sleuth worker {}: stopped after {} games ({} claimed from silent workers)",
+        report.worker_id, report.games_done, report.claimed
+    );
+    Ok(())
+}
+
+fn rpc_error(s: tonic::Status) -> anyhow::Error {
+    anyhow::anyhow!("{} ({:?})", s.message(), s.code())
+}
+
+pub async fn submit(a: SubmitArgs) -> Result<()> {
+    let token = token()?;
+    // Read and shape-checked here, planned (and refused with the same messages as a local run)
+    // by the coordinator; nothing is queued unless all of it plans.
+    let req = submission::read(&a.file)?;
+    let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token)?;
+    let r = api.submit(req).await.map_err(rpc_error)?.into_inner();
+    println!("{}", r.sweep_id);
+    eprintln!(
+        "submitted `{}`: {} games in {} arms, {} queued now",
+        r.sweep_id, r.games, r.arms, r.queued
+    );
+    if a.watch {
+        follow(&mut api, &r.sweep_id).await?;
+    }
+    Ok(())
+}
+
+fn progress_line(p: &pb::Progress) -> String {
+    format!(
+        "{} [{}] {}/{} done, {} running, {} pending, {} failed, {} interrupted · {} calls, {} cached, {} tokens, ${:.4}",
+        p.sweep_id,
+        p.status,
+        p.done,
+        p.total,
+        p.running,
+        p.pending,
+        p.failed,
+        p.interrupted,
+        p.live_calls,
+        p.cache_hits,
+        p.tokens,
+        p.usd
+    )
+}
+
+async fn follow(api: &mut client::Sweeps, id: &str) -> Result<()> {
+    let mut stream = api
+        .watch(pb::WatchRequest {
+            sweep_id: id.to_string(),
+        })
+        .await
+        .map_err(rpc_error)?
+        .into_inner();
+    let mut last = None;
+    while let Some(p) = stream.message().await.map_err(rpc_error)? {
+        println!("{}", progress_line(&p));
+        let ended = p.ended;
+        last = Some(p);
+        if ended {
+            break;
+        }
+    }
+    match last {
+        Some(p) if p.ended => Ok(()),
+        _ => bail!("the coordinator closed the watch before the sweep ended; run `sleuth watch {id}` again"),
+    }
+}
+
+pub async fn watch_cmd(a: WatchArgs) -> Result<()> {
+    let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token()?)?;
+    follow(&mut api, &a.id).await
+}
+
+pub async fn cancel(a: CancelArgs) -> Result<()> {
+    let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token()?)?;
+    let r = api
+        .cancel(pb::CancelRequest {
+            sweep_id: a.id.clone(),
+        })
+        .await
+        .map_err(rpc_error)?
+        .into_inner();
+    println!(
+        "cancelled `{}`: {} games will not be played; games in flight finish",
+        a.id, r.dropped
+    );
+    Ok(())
+}
+
+pub async fn workers(a: WorkersArgs) -> Result<()> {
+    let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token()?)?;
+    let r = api
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .map_err(rpc_error)?
+        .into_inner();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<32} {:>8} {:>9} {:>10} {:>10}  metrics",
+        "worker", "capacity", "in flight", "games done", "silent"
+    )?;
+    for w in r.workers {
+        writeln!(
+            out,
+            "{:<32} {:>8} {:>9} {:>10} {:>9.1}s  {}",
+            w.worker_id,
+            w.capacity,
+            w.in_flight,
+            w.games_done,
+            w.silent_ms as f64 / 1000.0,
+            if w.metrics_addr.is_empty() {
+                "-"
+            } else {
+                &w.metrics_addr
+            }
+        )?;
+    }
+    Ok(())
+}
+
+pub async fn results(a: ResultsArgs) -> Result<()> {
+    let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token()?)?;
+    let mut stream = api
+        .results(pb::ResultsRequest {
+            sweep_id: a.id.clone(),
+            transcripts: !a.no_transcripts,
+        })
+        .await
+        .map_err(rpc_error)?
+        .into_inner();
+    let games = a.out.join("games");
+    std::fs::create_dir_all(&games)
+        .with_context(|| format!("cannot create {}", games.display()))?;
+    let (mut written, mut total) = (0u64, 0u64);
+    let mut not_done: std::collections::BTreeMap<String, u64> = Default::default();
+    while let Some(g) = stream.message().await.map_err(rpc_error)? {
+        total += 1;
+        if g.result_json.is_empty() {
+            *not_done.entry(g.state).or_default() += 1;
+            continue;
+        }
+        // Game ids are hex digests; anything else would be a path trick.
+        if g.game_id.is_empty() || !g.game_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+            bail!(
+                "the coordinator sent a game id that is not a digest: {:?}",
+                g.game_id
+            );
+        }
+        let dir = games.join(&g.game_id);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let write = |name: &str, text: &str| -> Result<()> {
+            let p = dir.join(name);
+            let tmp = dir.join(format!("{name}.tmp"));
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, &p).with_context(|| format!("cannot write {}", p.display()))
+        };
+        write("result.json", &g.result_json)?;
+        if !g.transcript_jsonl.is_empty() {
+            write("transcript.jsonl", &g.transcript_jsonl)?;
+        }
+        written += 1;
+    }
+    let rest: Vec<String> = not_done.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    eprintln!(
+        "wrote {written} of {total} games to {}{}",
+        a.out.display(),
+        if rest.is_empty() {
+            String::new()
+        } else {
+            format!(" (not done: {})", rest.join(", "))
+        }
+    );
+    Ok(())
+}
