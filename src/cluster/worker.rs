@@ -459,6 +459,8 @@ pub async fn run(
     let claim_idle = Duration::from_millis(reg.claim_idle_ms.max(1000));
     let heartbeat = Duration::from_millis(reg.heartbeat_ms.max(100));
     metrics::gauge!(tm::WORKER_CAPACITY).set(cfg.capacity as f64);
+    // Exported from the start, so a dashboard shows 0 claims rather than no data.
+    metrics::counter!(tm::CLUSTER_CLAIMED).increment(0);
     tracing::info!(worker = %reg.worker_id, capacity = cfg.capacity, "worker registered");
 
     let w = Arc::new(Worker {
