@@ -271,9 +271,7 @@ async fn tls_with_a_private_ca_works_and_plain_or_unverified_clients_are_refused
         "plain text to a TLS server is refused"
     );
     // And a CA with a plain URL is a mistake the client names.
-    let err = client::sweeps(&format!("http://{addr}"), Some(&ca), token())
-        .err()
-        .expect("refused");
+    let err = client::sweeps(&format!("http://{addr}"), Some(&ca), token()).expect_err("refused");
     assert!(err.to_string().contains("https"), "{err}");
 }
 
