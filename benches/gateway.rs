@@ -75,6 +75,7 @@ async fn layered_gateway(dir: &std::path::Path) -> (Gateway, Ledger) {
         cache: Some(store),
         budget: Some(Arc::new(budget)),
         ledger: Some(ledger.clone()),
+        shared: None,
     })
     .await
     .expect("the gateway starts");

@@ -500,6 +500,7 @@ async fn a_dead_gateway_is_restarted_and_its_callers_never_see_unavailable() {
         cache: None,
         budget: None,
         ledger: None,
+        shared: None,
     });
     let node = sweep::node::Node::start(state, "simulated")
         .await

@@ -61,19 +61,38 @@ local usd, tok = tonumber(ARGV[2]), tonumber(ARGV[3])
 local max_usd, max_tok = tonumber(ARGV[4]), tonumber(ARGV[5])
 if (max_usd >= 0 and spent_usd + held_usd + usd > max_usd)
    or (max_tok >= 0 and spent_tok + held_tok + tok > max_tok) then
-  local first = redis.call('HSETNX', KEYS[1], 'stopped', '1')
+  -- The flag holds the id of the first refusal, so a retried reservation (its reply was lost) is
+  -- told it was first again instead of no one being first.
+  local first = redis.call('HSETNX', KEYS[1], 'stopped', ARGV[1])
+  if first == 0 and redis.call('HGET', KEYS[1], 'stopped') == ARGV[1] then first = 1 end
   return {0, spent_usd, spent_tok, first}
 end
 redis.call('HSET', KEYS[2], ARGV[1], usd .. ' ' .. tok .. ' ' .. (now + tonumber(ARGV[6])))
 return {1, spent_usd, spent_tok, 0}
 ";
 
-/// KEYS as RESERVE; ARGV: id, real cost (nano), real tokens. Adds the real amounts and drops the
-/// reservation (if it lapsed meanwhile the real amounts still count: they were paid).
+/// KEYS as RESERVE, then KEYS[3] the reservation's settled marker; ARGV: id, real cost (nano), real
+/// tokens. Adds the real amounts and drops the reservation (if it lapsed meanwhile the real amounts
+/// still count: they were paid). Once per id: the marker makes a settle sent again after a lost
+/// reply count nothing twice.
 const SETTLE: &str = r"
+if redis.call('SET', KEYS[3], '1', 'NX', 'PX', 600000) == false then return 0 end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'usd', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'tokens', ARGV[3])
+return 1
+";
+
+/// KEYS[1] the reservations hash; ARGV: id, ttl ms. Extends the reservation if it is still held (a
+/// lapsed one is not brought back); 1 when it was.
+const RENEW: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+local usd, tok, exp = string.match(v, '^(%-?%d+) (%d+) (%d+)$')
+if not exp or tonumber(exp) <= now then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], usd .. ' ' .. tok .. ' ' .. (now + tonumber(ARGV[2])))
 return 1
 ";
 
@@ -84,6 +103,7 @@ pub struct ClusterBudget {
     ns: String,
     reserve: redis::Script,
     settle: redis::Script,
+    renew: redis::Script,
 }
 
 impl std::fmt::Debug for ClusterBudget {
@@ -101,6 +121,7 @@ impl ClusterBudget {
             ns: namespace.to_string(),
             reserve: redis::Script::new(RESERVE),
             settle: redis::Script::new(SETTLE),
+            renew: redis::Script::new(RENEW),
         }
     }
 
@@ -147,7 +168,8 @@ impl ClusterBudget {
         })
     }
 
-    /// Settles reservation `id` to what the call really cost (a failed call: 0).
+    /// Settles reservation `id` to what the call really cost (a failed call: 0). Settling an id again
+    /// (within ten minutes) changes nothing, so a settle whose reply was lost can be sent again.
     pub async fn settle(
         &self,
         sweep: &str,
@@ -157,16 +179,33 @@ impl ClusterBudget {
     ) -> Result<(), BudgetError> {
         let (budget, held) = self.keys(sweep);
         let mut c = self.conn.clone();
+        let settled = format!("{budget}:settled:{id}");
         let _: i64 = self
             .settle
             .key(budget)
             .key(held)
+            .key(settled)
             .arg(id)
             .arg(nano(usd))
             .arg(tokens)
             .invoke_async(&mut c)
             .await?;
         Ok(())
+    }
+
+    /// Extends reservation `id` by `ttl` from now if it is still held, for a call that outlives the
+    /// reservation's first time to live; `false` when it had lapsed (or was settled).
+    pub async fn renew(&self, sweep: &str, id: &str, ttl: Duration) -> Result<bool, BudgetError> {
+        let (_, held) = self.keys(sweep);
+        let mut c = self.conn.clone();
+        let renewed: i64 = self
+            .renew
+            .key(held)
+            .arg(id)
+            .arg(ttl.as_millis() as u64)
+            .invoke_async(&mut c)
+            .await?;
+        Ok(renewed == 1)
     }
 
     /// What the sweep has spent.

@@ -31,7 +31,8 @@ fn endpoint(url: &str, tls_ca: Option<&Path>) -> Result<Endpoint, ClusterError> 
         .connect_timeout(Duration::from_secs(5))
         .tcp_keepalive(Some(Duration::from_secs(30)));
     if url.starts_with("https://") {
-        let mut tls = ClientTlsConfig::new();
+        // The system's roots (a publicly signed certificate), and the given CA (a private one).
+        let mut tls = ClientTlsConfig::new().with_native_roots();
         if let Some(ca) = tls_ca {
             let pem = std::fs::read(ca)
                 .map_err(|e| bad(format!("cannot read the CA file {}: {e}", ca.display())))?;

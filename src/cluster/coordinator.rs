@@ -613,9 +613,16 @@ pub async fn serve(
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<SweepsServer<SweepsService>>().await;
     health.set_serving::<WorkersServer<WorkersService>>().await;
+    // Both versions of reflection: grpcurl and older tools still ask for v1alpha.
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
+        .map_err(|e| ClusterError::Setup(format!("reflection: {e}")))?;
+    let reflection_alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
         .map_err(|e| ClusterError::Setup(format!("reflection: {e}")))?;
     let auth = RequireToken(cfg.token.clone());
     let mut builder = tonic::transport::Server::builder();
@@ -631,6 +638,7 @@ pub async fn serve(
         // and they reveal nothing but the API's shape.
         .add_service(health_service)
         .add_service(reflection)
+        .add_service(reflection_alpha)
         .add_service(SweepsServer::with_interceptor(
             SweepsService(shared.clone()),
             auth.clone(),

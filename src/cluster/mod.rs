@@ -4,12 +4,14 @@
 //! ([`proto`]); every request carries a bearer token ([`auth`]). The work itself and everything durable
 //! live in Redis, so losing any process costs only time: the [`coordinator`] answers the API and keeps
 //! nothing of its own; [`worker`]s read game entries from the [`queue`], play them with the shared
-//! cache, [`limits`] and [`budget`], and write results to the Redis store.
+//! cache, models' [`limits`] and the sweep's [`budget`] (which a worker's gateway checks through
+//! [`gate`]), and write results to the Redis store.
 
 pub mod auth;
 pub mod budget;
 pub mod client;
 pub mod coordinator;
+pub mod gate;
 pub mod limits;
 pub mod proto;
 pub mod queue;

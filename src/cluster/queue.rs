@@ -139,15 +139,34 @@ impl WorkQueue {
             group: "workers".into(),
             queued: format!("{{{namespace}}}:queued"),
         };
-        let mut c = q.conn.clone();
-        let created: Result<(), _> = c.xgroup_create_mkstream(&q.stream, &q.group, "0").await;
-        match created {
-            Ok(()) => {}
-            // The group exists: another process created it first.
-            Err(e) if e.code() == Some("BUSYGROUP") => {}
-            Err(e) => return Err(e.into()),
-        }
+        q.ensure_group().await?;
         Ok(q)
+    }
+
+    /// Creates the stream and its group unless they exist.
+    async fn ensure_group(&self) -> Result<(), QueueError> {
+        let mut c = self.conn.clone();
+        let created: Result<(), _> = c
+            .xgroup_create_mkstream(&self.stream, &self.group, "0")
+            .await;
+        match created {
+            Ok(()) => Ok(()),
+            // The group exists: another process created it first.
+            Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// After an error: when the group is gone — Redis came back empty (no persistence, a flush),
+    /// or lost the stream — it is created again, so workers go on reading what the coordinator
+    /// queues again instead of failing for ever.
+    async fn recover(&self, e: redis::RedisError) -> QueueError {
+        if e.code() == Some("NOGROUP") {
+            if let Err(again) = self.ensure_group().await {
+                return again;
+            }
+        }
+        e.into()
     }
 
     /// The stream's key (for docs and tests).
@@ -248,7 +267,10 @@ impl WorkQueue {
             .block(block.as_millis().max(1) as usize);
         let mut c = self.conn.clone();
         let reply: Option<StreamReadReply> =
-            c.xread_options(&[&self.stream], &[">"], &opts).await?;
+            match c.xread_options(&[&self.stream], &[">"], &opts).await {
+                Ok(r) => r,
+                Err(e) => return Err(self.recover(e).await),
+            };
         reply
             .into_iter()
             .flat_map(|r| r.keys)
@@ -269,7 +291,7 @@ impl WorkQueue {
         let mut start = "0-0".to_string();
         let mut c = self.conn.clone();
         while out.len() < n {
-            let reply: StreamAutoClaimReply = c
+            let reply: StreamAutoClaimReply = match c
                 .xautoclaim_options(
                     &self.stream,
                     &self.group,
@@ -278,7 +300,11 @@ impl WorkQueue {
                     &start,
                     StreamAutoClaimOptions::default().count(n - out.len()),
                 )
-                .await?;
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => return Err(self.recover(e).await),
+            };
             for e in &reply.claimed {
                 out.push(delivery(e)?);
             }

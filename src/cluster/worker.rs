@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use tokio::sync::{watch, Notify};
 
 use super::auth::Token;
 use super::client;
+use super::gate::{RedisLimits, Refusal};
 use super::proto as pb;
 use super::queue::{Delivery, WorkQueue};
 use super::{submission, ClusterError};
@@ -67,6 +68,9 @@ struct SweepRuntime {
     index: HashMap<String, usize>,
     node: NodeHandle,
     ledger: Ledger,
+    limits: Arc<RedisLimits>,
+    /// Whether this worker already marked the sweep budget-stopped.
+    marked_stopped: AtomicBool,
     run_id: String,
 }
 
@@ -84,6 +88,8 @@ struct Worker {
     store: RedisStore,
     /// The queue for everything but blocking reads (acknowledge, touch, claim).
     queue: WorkQueue,
+    redis_conn: redis::aio::ConnectionManager,
+    namespace: String,
     work_dir: PathBuf,
     rpc: client::Workers,
     runtimes: tokio::sync::Mutex<HashMap<String, Arc<Runtime>>>,
@@ -142,6 +148,17 @@ impl Worker {
         let provider = router.provider_name();
         let store: Arc<dyn Store> = Arc::new(self.store.clone());
         let ledger = Ledger::start(store.clone());
+        let limits = Arc::new(RedisLimits::new(
+            self.redis_conn.clone(),
+            &self.namespace,
+            &self.id,
+            sweep,
+            crate::llm::BudgetLimits {
+                max_usd: file.budget.max_usd,
+                max_tokens: file.budget.max_tokens,
+            },
+            models::limit_settings(&plan),
+        ));
         let state = GatewayState::new(GatewayParts {
             router,
             pricing,
@@ -149,6 +166,7 @@ impl Worker {
             cache: file.gateway.cache.then(|| store.clone()),
             budget: None,
             ledger: Some(ledger.clone()),
+            shared: Some(limits.clone()),
         });
         let node = Node::start(state, provider)
             .await
@@ -188,6 +206,8 @@ impl Worker {
             index,
             node,
             ledger,
+            limits,
+            marked_stopped: AtomicBool::new(false),
             run_id,
         }))
     }
@@ -240,6 +260,10 @@ impl Worker {
                 return Ok(Settle::Finish);
             }
         };
+        if rt.limits.refused().borrow().is_some() {
+            // The budget is spent: nothing more of this sweep starts here.
+            return Ok(Settle::Finish);
+        }
         let Some(&index) = rt.index.get(&d.game) else {
             let reason = "the game is not in the sweep's plan".to_string();
             self.store
@@ -274,6 +298,7 @@ impl Worker {
                 self.store
                     .set_game_state(&d.game, GameState::Interrupted, Some(reason), stage)
                     .await?;
+                self.mark_budget_stopped(rt, &d.sweep).await?;
                 Settle::Finish
             }
             GameOutcome::Crashed { reason, stage } => {
@@ -298,6 +323,28 @@ impl Worker {
             }
         };
         Ok(settle)
+    }
+
+    /// The first worker refused by the sweep's budget marks the sweep budget-stopped, once.
+    async fn mark_budget_stopped(
+        &self,
+        rt: &SweepRuntime,
+        sweep: &str,
+    ) -> Result<(), ClusterError> {
+        let refusal: Option<Refusal> = rt.limits.refused().borrow().clone();
+        let Some(r) = refusal else { return Ok(()) };
+        if !r.first || rt.marked_stopped.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let note = format!(
+            "budget_stopped: the next call would have passed {}; spent ${:.4} and {} tokens in all",
+            r.limit, r.spent.usd, r.spent.tokens
+        );
+        tracing::warn!(%sweep, %note, "sweep budget-stopped");
+        self.store
+            .set_sweep_status(sweep, SweepStatus::BudgetStopped, Some(note))
+            .await?;
+        Ok(())
     }
 
     /// Plays an entry and settles it. A store or queue error leaves the entry pending: it is
@@ -412,12 +459,16 @@ pub async fn run(
     let claim_idle = Duration::from_millis(reg.claim_idle_ms.max(1000));
     let heartbeat = Duration::from_millis(reg.heartbeat_ms.max(100));
     metrics::gauge!(tm::WORKER_CAPACITY).set(cfg.capacity as f64);
+    // Exported from the start, so a dashboard shows 0 claims rather than no data.
+    metrics::counter!(tm::CLUSTER_CLAIMED).increment(0);
     tracing::info!(worker = %reg.worker_id, capacity = cfg.capacity, "worker registered");
 
     let w = Arc::new(Worker {
         id: reg.worker_id.clone(),
+        redis_conn: store.connection(),
         store,
         queue,
+        namespace: reg.namespace.clone(),
         work_dir: cfg.work_dir.join(sanitize(&reg.worker_id)),
         rpc,
         runtimes: tokio::sync::Mutex::new(HashMap::new()),

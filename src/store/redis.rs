@@ -368,7 +368,7 @@ impl RedisStore {
 /// Whether trying the same operation again later can succeed: the connection was lost or refused,
 /// the server timed out, or it asked to be waited for (loading, busy, failing over). The coordinator
 /// retries these and gives up on the rest.
-fn transient(e: &RedisError) -> bool {
+pub(crate) fn transient(e: &RedisError) -> bool {
     e.is_io_error()
         || e.is_timeout()
         || e.is_connection_dropped()

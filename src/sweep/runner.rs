@@ -219,6 +219,9 @@ pub(crate) fn classify(e: &GameError, stage: Option<String>) -> GameOutcome {
             AgentError::Llm(LlmError::Budget { .. }) => GameOutcome::Interrupted { reason, stage },
             // The gateway was gone longer than a restart takes: play the game again.
             AgentError::Llm(LlmError::Unavailable) => GameOutcome::Crashed { reason, stage },
+            // The cluster's shared limits were unreachable through every retry (a Redis outage):
+            // nothing is wrong with the game, so it is played again (its calls replay from the cache).
+            AgentError::Llm(LlmError::Shared { .. }) => GameOutcome::Crashed { reason, stage },
             _ => GameOutcome::Failed { reason, stage },
         },
         _ => GameOutcome::Failed { reason, stage },
@@ -399,6 +402,7 @@ pub async fn run_with(
         cache: g.cache.then(|| store.clone()),
         budget: budget.clone(),
         ledger: Some(ledger.clone()),
+        shared: None,
     });
     let node = Node::start(state, provider)
         .await

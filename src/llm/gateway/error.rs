@@ -42,6 +42,10 @@ pub enum LlmError {
         purpose: String,
         error: super::budget::BudgetExceeded,
     },
+    /// The limits shared with other processes (a cluster's Redis) could not be checked, even after
+    /// retries: the call was not made, because making it unchecked could pass a limit the others keep.
+    #[error("{purpose}: {message}")]
+    Shared { purpose: String, message: String },
 }
 
 impl LlmError {
@@ -51,9 +55,10 @@ impl LlmError {
             LlmError::Exhausted { usage, .. }
             | LlmError::Refused { usage, .. }
             | LlmError::Unparseable { usage, .. } => *usage,
-            LlmError::Unavailable | LlmError::UnknownModel(_) | LlmError::Budget { .. } => {
-                Usage::default()
-            }
+            LlmError::Unavailable
+            | LlmError::UnknownModel(_)
+            | LlmError::Budget { .. }
+            | LlmError::Shared { .. } => Usage::default(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! the task runs the request's [`pipeline`] through the layers in order: the model router
 //! ([`router`]: each model to its endpoint), the content-addressed cache ([`cache`], with single
 //! flight), the budget ([`budget`]), the model's limits ([`limits`]: RPM/TPM and concurrency, fair
-//! between arms), retries of transient failures with exponential backoff, full jitter and the
+//! between arms) — each followed, in a cluster, by its counterpart shared with the other workers
+//! ([`shared`]) — retries of transient failures with exponential backoff, full jitter and the
 //! server's Retry-After ([`retry`]), then the provider; on the way back token counting and pricing
 //! ([`accounting`]), the ledger ([`ledger`]) and parsing and re-asking of structured output
 //! ([`structured`]). The caller gets the answer with its [`Usage`], which it attaches to the
@@ -21,6 +22,7 @@ mod limits;
 mod pipeline;
 mod retry;
 mod router;
+mod shared;
 mod structured;
 #[cfg(test)]
 mod tests;
@@ -39,6 +41,7 @@ pub use ledger::{CallScope, CallTally, Ledger};
 pub use limits::{FairSemaphore, LimitSettings, ModelLimits};
 pub use retry::backoff;
 pub use router::{Route, Router};
+pub use shared::{Settle, SharedError, SharedLimits, SharedReservation, SharedSlot};
 
 use super::pricing::Pricing;
 use super::provider::SharedProvider;
@@ -125,6 +128,9 @@ pub struct GatewayParts {
     pub budget: Option<Arc<Budget>>,
     /// Where call records go, if anywhere.
     pub ledger: Option<Ledger>,
+    /// Limits and a budget shared with other processes (a cluster worker's Redis), checked in
+    /// addition to the local ones; `None` outside a cluster.
+    pub shared: Option<Arc<dyn SharedLimits>>,
 }
 
 /// What every request task shares: the layers of the pipeline, in order.
@@ -135,6 +141,7 @@ pub(crate) struct Shared {
     cache: Option<Arc<cache::Cache>>,
     budget: Option<Arc<Budget>>,
     ledger: Option<Ledger>,
+    shared_limits: Option<Arc<dyn SharedLimits>>,
 }
 
 impl Shared {
@@ -146,6 +153,7 @@ impl Shared {
             cache: parts.cache.map(cache::Cache::new),
             budget: parts.budget,
             ledger: parts.ledger,
+            shared_limits: parts.shared,
         })
     }
 }
@@ -252,6 +260,7 @@ impl Gateway {
             cache: None,
             budget: None,
             ledger: None,
+            shared: None,
         })
         .await
     }

@@ -3,18 +3,23 @@
 //! A chat request:
 //! 1. [`chat`] — routes the model ([`super::router`]) and re-asks until the reply parses;
 //! 2. [`answer`] — one answer: from the cache ([`super::cache`]) if it is there; else, as the one
-//!    caller making this call (single flight), the budget's reservation ([`super::budget`]), a slot of
-//!    the model's concurrency limit ([`super::limits`], fair between arms), then
+//!    caller making this call (single flight), the budget's reservation ([`super::budget`]) and then
+//!    the shared budget's ([`super::shared`]), a slot of the model's concurrency limit
+//!    ([`super::limits`], fair between arms) and then a shared slot, then
 //! 3. [`call_provider`] — the provider under the per-attempt timeout, each attempt waiting for the
-//!    model's RPM/TPM first, retried on transient failures ([`super::retry`]);
+//!    model's RPM/TPM first (local, then shared), retried on transient failures ([`super::retry`]);
 //! 4. [`account_answer`] — tokens (the provider's or tiktoken's), price, token and cost metrics
-//!    ([`super::accounting`]); the budget settles; the answer and the call's ledger entry are stored
+//!    ([`super::accounting`]); both budgets settle; the answer and the call's ledger entry are stored
 //!    in one write before the reply goes back;
 //! 5. [`check_structure`] — a reply to a request with a schema is parsed against it; an unparseable
 //!    one is counted and re-asked from 2 ([`super::structured`]);
 //! 6. [`finish`] — the call's outcome metric, and the answer with everything it cost.
 //!
 //! An embedding request runs the same layers without the re-asking.
+//!
+//! Local layers come first: they bound what this process asks of the shared ones (at most a model's
+//! `max_concurrency` of this process's calls ever wait for a shared slot) and keep their fairness
+//! between arms. The shared layers are absent outside a cluster, and then nothing changes.
 
 use std::time::{Duration, Instant};
 
@@ -23,11 +28,12 @@ use serde_json::Value;
 use super::accounting::{self, account, count_call};
 use super::cache::{self, Flight, Lookup, StoredChat};
 use super::ledger::CallScope;
-use super::retry::{with_retries, Target};
+use super::retry::{with_retries, AttemptError, Target};
 use super::router::Route;
 use super::structured;
 use super::{
-    Budget, BudgetExceeded, ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, Spent,
+    Budget, BudgetExceeded, ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, SharedError,
+    SharedReservation, SharedSlot, Spent,
 };
 use crate::llm::types::{CallTags, ChatRequest, ChatResponse, ResponseSchema, TokenUsage, Usage};
 use crate::store::{CacheKind, CallSource};
@@ -114,20 +120,17 @@ async fn answer(
             Lookup::Lead(f) => Some(f),
         },
     };
-    let reservation = reserve(
-        shared.budget.as_deref(),
-        &shared.pricing,
-        req,
-        prompt_bytes(req),
-    )
-    .map_err(|error| LlmError::Budget {
+    let est = estimate(&shared.pricing, req, prompt_bytes(req));
+    let reservation = reserve(shared.budget.as_deref(), est).map_err(|error| LlmError::Budget {
         purpose: tags.purpose.clone(),
         error,
     })?;
+    let shared_reservation = reserve_shared(shared, est, tags).await?;
     let _slot = match &route.limits {
         Some(l) => l.slot(&scope.arm).await,
         None => None,
     };
+    let _shared_slot = shared_slot(shared, &req.model, tags).await?;
     let retries_before = usage.retries;
     let outcome = call_provider(shared, route, req, model_id, tags, usage).await;
     record_retries(
@@ -140,7 +143,7 @@ async fn answer(
     let (response, latency) = outcome?;
     let tokens = account_answer(shared, req, &response, latency, tags, scope, usage);
     let cost = shared.pricing.cost(&req.model, &tokens);
-    settle(reservation, tokens, cost);
+    settle(reservation, shared_reservation, tokens, cost);
     let stored = StoredChat {
         content: response.content.clone(),
         usage: tokens,
@@ -168,33 +171,99 @@ fn prompt_bytes(req: &ChatRequest) -> u64 {
     req.messages.iter().map(|m| m.content.len() as u64).sum()
 }
 
-/// The budget's reservation for a call of at most `prompt` prompt tokens and the request's
-/// `max_tokens`, or the refusal.
-fn reserve<'a>(
-    budget: Option<&'a Budget>,
-    pricing: &crate::llm::pricing::Pricing,
-    req: &ChatRequest,
-    prompt: u64,
-) -> Result<Option<Reservation<'a>>, BudgetExceeded> {
-    let Some(b) = budget else { return Ok(None) };
+/// The most a call of at most `prompt` prompt tokens and the request's `max_tokens` can cost: what
+/// both budgets reserve for it.
+fn estimate(pricing: &crate::llm::pricing::Pricing, req: &ChatRequest, prompt: u64) -> Spent {
     let est = TokenUsage {
         prompt_tokens: prompt,
         completion_tokens: u64::from(req.max_tokens),
         cached_tokens: 0,
     };
-    let spent = Spent {
+    Spent {
         usd: pricing.cost(&req.model, &est),
         tokens: est.prompt_tokens + est.completion_tokens,
-    };
-    b.reserve(spent).map(Some)
+    }
 }
 
-fn settle(reservation: Option<Reservation<'_>>, tokens: TokenUsage, cost: f64) {
+/// The local budget's reservation of `est`, or the refusal.
+fn reserve(budget: Option<&Budget>, est: Spent) -> Result<Option<Reservation<'_>>, BudgetExceeded> {
+    let Some(b) = budget else { return Ok(None) };
+    b.reserve(est).map(Some)
+}
+
+/// The shared budget's reservation of `est`, if there is a shared budget.
+async fn reserve_shared(
+    shared: &Shared,
+    est: Spent,
+    tags: &CallTags,
+) -> Result<Option<SharedReservation>, LlmError> {
+    let Some(s) = &shared.shared_limits else {
+        return Ok(None);
+    };
+    s.reserve(est)
+        .await
+        .map(Some)
+        .map_err(|e| shared_error(tags, e))
+}
+
+/// A slot of `model`'s shared concurrency limit, if it has one.
+async fn shared_slot(
+    shared: &Shared,
+    model: &str,
+    tags: &CallTags,
+) -> Result<Option<SharedSlot>, LlmError> {
+    let Some(s) = &shared.shared_limits else {
+        return Ok(None);
+    };
+    s.slot(model).await.map_err(|e| shared_error(tags, e))
+}
+
+/// Waits for `model`'s shared RPM/TPM, if there are shared limits; an error ends the call.
+async fn admit_shared(
+    shared: &Shared,
+    model: &str,
+    tokens: u64,
+    tags: &CallTags,
+) -> Result<(), AttemptError> {
+    let Some(s) = &shared.shared_limits else {
+        return Ok(());
+    };
+    s.admit(model, tokens)
+        .await
+        .map_err(|e| AttemptError::Gateway(shared_error(tags, e)))
+}
+
+/// A shared refusal is a budget refusal like the local one (the sweep stops the same way); a shared
+/// layer that could not be checked is its own error.
+fn shared_error(tags: &CallTags, e: SharedError) -> LlmError {
+    match e {
+        SharedError::Budget(error) => LlmError::Budget {
+            purpose: tags.purpose.clone(),
+            error,
+        },
+        e @ SharedError::Unavailable { .. } => LlmError::Shared {
+            purpose: tags.purpose.clone(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Both budgets learn what the call really cost.
+fn settle(
+    reservation: Option<Reservation<'_>>,
+    shared_reservation: Option<SharedReservation>,
+    tokens: TokenUsage,
+    cost: f64,
+) {
+    let actual = Spent {
+        usd: cost,
+        tokens: tokens.prompt_tokens + tokens.completion_tokens,
+    };
     if let Some(r) = reservation {
-        r.settle(Spent {
-            usd: cost,
-            tokens: tokens.prompt_tokens + tokens.completion_tokens,
-        });
+        r.settle(actual);
+    }
+    if let Some(r) = shared_reservation {
+        r.settle(actual);
     }
 }
 
@@ -319,6 +388,7 @@ async fn call_provider(
         if let Some(l) = &route.limits {
             l.admit(estimate).await;
         }
+        admit_shared(shared, &req.model, estimate, tags).await?;
         let started = Instant::now();
         let response = route.provider.chat(sent).await?;
         Ok((response, started.elapsed()))
@@ -417,17 +487,17 @@ pub(super) async fn embed(
         sample: 0,
     };
     let bytes: u64 = inputs.iter().map(|i| i.len() as u64).sum();
-    let reservation =
-        reserve(shared.budget.as_deref(), &shared.pricing, &probe, bytes).map_err(|error| {
-            LlmError::Budget {
-                purpose: tags.purpose.clone(),
-                error,
-            }
-        })?;
+    let est = estimate(&shared.pricing, &probe, bytes);
+    let reservation = reserve(shared.budget.as_deref(), est).map_err(|error| LlmError::Budget {
+        purpose: tags.purpose.clone(),
+        error,
+    })?;
+    let shared_reservation = reserve_shared(shared, est, tags).await?;
     let _slot = match &route.limits {
         Some(l) => l.slot(&scope.arm).await,
         None => None,
     };
+    let _shared_slot = shared_slot(shared, model, tags).await?;
     let target = Target {
         provider: route.provider.name(),
         model,
@@ -438,7 +508,8 @@ pub(super) async fn embed(
         if let Some(l) = &route.limits {
             l.admit(bytes / 4).await;
         }
-        route.provider.embed(model_id, inputs).await
+        admit_shared(shared, model, bytes / 4, tags).await?;
+        Ok(route.provider.embed(model_id, inputs).await?)
     })
     .await;
     record_retries(shared, model, tags, scope, usage.retries - retries_before);
@@ -446,7 +517,7 @@ pub(super) async fn embed(
     let tokens = accounting::embed_tokens(inputs, &response);
     account(&shared.pricing, model, tags, scope, tokens, &mut usage);
     let cost = shared.pricing.cost(model, &tokens);
-    settle(reservation, tokens, cost);
+    settle(reservation, shared_reservation, tokens, cost);
     record_live(
         shared,
         model,

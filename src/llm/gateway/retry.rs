@@ -34,8 +34,24 @@ pub(super) struct Target<'a> {
     pub tags: &'a CallTags,
 }
 
-/// Runs `attempt` under the per-attempt timeout until it succeeds, fails for good (a refusal), or the
-/// retries run out. A failure's error carries everything `usage` holds by then.
+/// Why one attempt failed.
+pub(super) enum AttemptError {
+    /// The provider's failure: retried when transient.
+    Provider(ProviderError),
+    /// The gateway's own (the shared limits could not be checked): it already retried what it could,
+    /// so the call ends with it.
+    Gateway(LlmError),
+}
+
+impl From<ProviderError> for AttemptError {
+    fn from(e: ProviderError) -> Self {
+        AttemptError::Provider(e)
+    }
+}
+
+/// Runs `attempt` under the per-attempt timeout until it succeeds, fails for good (a refusal, or the
+/// gateway's own error), or the retries run out. A failure's error carries everything `usage` holds
+/// by then.
 pub(super) async fn with_retries<T, F, Fut>(
     config: &GatewayConfig,
     target: Target<'_>,
@@ -44,12 +60,14 @@ pub(super) async fn with_retries<T, F, Fut>(
 ) -> Result<T, LlmError>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ProviderError>>,
+    Fut: Future<Output = Result<T, AttemptError>>,
 {
     let mut n = 0;
     loop {
         let result = match tokio::time::timeout(config.timeout, attempt()).await {
-            Ok(r) => r,
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(AttemptError::Provider(e))) => Err(e),
+            Ok(Err(AttemptError::Gateway(e))) => return Err(e),
             Err(_) => Err(ProviderError::Timeout(config.timeout)),
         };
         match result {

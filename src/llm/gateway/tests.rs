@@ -243,6 +243,7 @@ async fn layered(
         cache: Some(store),
         budget,
         ledger: Some(ledger.clone()),
+        shared: None,
     })
     .await
     .expect("gateway starts");
@@ -345,6 +346,7 @@ async fn concurrent_identical_calls_make_one_live_call() {
         cache: Some(store),
         budget: None,
         ledger: None,
+        shared: None,
     })
     .await
     .expect("gateway");
@@ -391,6 +393,7 @@ async fn a_model_without_a_route_is_an_error() {
         cache: None,
         budget: None,
         ledger: None,
+        shared: None,
     })
     .await
     .expect("gateway");
