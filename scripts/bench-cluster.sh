@@ -16,6 +16,8 @@
 #   --capacity C       games each worker plays at once [4]
 #   --latency-ms L     the mock's latency per call [30]
 #   --rounds R         rounds per game [1]
+#   --max-concurrency C  the model's max_concurrency, held cluster-wide by leases in Redis [none: no
+#                      model limit, so nothing but the cache and ledger touches Redis per call]
 #   --aof              Redis with appendonly yes, appendfsync always (docs/cluster.md, Durability)
 #   --top K            command types listed per worker count [12]
 #   --keep             keep the temporary directory (sweep file, logs)
@@ -28,9 +30,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
-games=36 worker_counts="1 2 3" capacity=4 latency=30 rounds=1 aof=0 top=12 keep=0 release=0
+games=36 worker_counts="1 2 3" capacity=4 latency=30 rounds=1 aof=0 top=12 keep=0 release=0 conc=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --games) games=$2; shift ;;
@@ -38,6 +40,7 @@ while [[ $# -gt 0 ]]; do
         --capacity) capacity=$2; shift ;;
         --latency-ms) latency=$2; shift ;;
         --rounds) rounds=$2; shift ;;
+        --max-concurrency) conc=$2; shift ;;
         --aof) aof=1 ;;
         --top) top=$2; shift ;;
         --keep) keep=1 ;;
@@ -121,8 +124,7 @@ done
 [[ -n $MOCK_URL ]] || { echo "bench-cluster: the mock did not start:" >&2; cat "$WORK/mock.err" >&2; exit 1; }
 mock_ok() { curl -sf "${MOCK_URL%/v1}/stats" | sed -n 's/.*"ok":\([0-9]*\).*/\1/p'; }
 
-# The sweep: two scripts, games/2 seeds each, one arm, on the mock (no model limit below the
-# workers' capacity: the cluster, not the model, is measured).
+# The sweep: two scripts, games/2 seeds each, one arm, on the mock; no budget.
 cat >"$WORK/bench.toml" <<EOF
 name = "bench"
 out = "$WORK/local"
@@ -142,7 +144,7 @@ provider = "openai"
 base_url = "$MOCK_URL"
 model = "sim-1"
 api_key_env = "BENCH_MOCK_KEY"
-max_concurrency = 256
+${conc:+max_concurrency = $conc}
 
 [gateway]
 cache = true
@@ -165,7 +167,7 @@ command_calls() {
 echo "sleuth $profile build; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 redis_mode="no persistence"
 [[ $aof = 1 ]] && redis_mode="AOF, appendfsync always"
-echo "sweep: $games games (glasshouse + night-ferry, rounds $rounds, framework player) against mock-llm --latency-ms $latency; workers of capacity $capacity; Redis with $redis_mode"
+echo "sweep: $games games (glasshouse + night-ferry, rounds $rounds, framework player) against mock-llm --latency-ms $latency; workers of capacity $capacity; model max_concurrency ${conc:-unset}; Redis with $redis_mode"
 echo
 
 declare -A rate
