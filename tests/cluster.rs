@@ -373,12 +373,28 @@ fn the_sweep_survives_a_redis_restart() {
     }) else {
         return;
     };
+    // The model is the HTTP mock, so what was paid for (the calls it answered) can be checked against
+    // what the ledger recorded across the outage.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let server = rt
+        .block_on(sleuth::mockllm::MockServer::start(
+            "127.0.0.1:0".parse().expect("an address"),
+            sleuth::mockllm::MockConfig {
+                latency: Duration::from_millis(25),
+                ..sleuth::mockllm::MockConfig::default()
+            },
+        ))
+        .expect("start the mock");
     let file = write_sweep(
         c.dir.path(),
         "redis-restart",
         &["glasshouse.toml", "night-ferry.toml"],
         4,
-        &simulated_model(25),
+        &mock_model(&server.base_url(), None),
     );
     let games = 8;
     let id = c.submit(&file);
@@ -392,12 +408,21 @@ fn the_sweep_survives_a_redis_restart() {
 
     let lines = c.watch(&id);
     assert_finished(&lines, games);
-    assert_all_done(&c.progress(&id).expect("progress"), games);
+    let p = c.progress(&id).expect("progress");
+    assert_all_done(&p, games);
     assert_queue_drains(&c);
     assert_results_once(&c, &id, games, &c.path("fetched"));
     for w in &mut c.workers {
         assert!(w.alive(), "a worker died with Redis:\n{}", w.log_text());
     }
+    // Every call the model answered is in the ledger, also those answered while Redis was away
+    // (their entries could not be written with their cache entries, and were written later).
+    let stats = server.stats();
+    assert_eq!(
+        p.live_calls, stats.ok,
+        "the ledger's live calls against the calls the model answered ({stats:?})"
+    );
+    rt.block_on(server.shutdown());
 }
 
 /// Every value in Redis, as text (to look for secrets in it).

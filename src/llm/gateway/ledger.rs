@@ -6,7 +6,9 @@
 //! cache hits, failed attempts, and live calls when the cache is off — goes through [`Ledger`], a
 //! task that writes in batches and is flushed when the run ends. Losing its last batch to a SIGKILL
 //! loses only records of calls that cost nothing (hits and retries) or, with the cache off, whose
-//! answers are lost anyway.
+//! answers are lost anyway. A live call whose write with its cache entry fails (a cluster's Redis
+//! restarting) is handed to [`Ledger`] instead, whose writer retries a batch while the store's error
+//! is transient: a call paid for reaches the ledger once the store answers again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -133,6 +135,12 @@ impl Ledger {
         self.tally.count(entry);
     }
 
+    /// Queues an entry already counted: one whose write with its cache entry failed, so that a call
+    /// paid for still reaches the ledger once the store answers again.
+    pub fn write_counted(&self, entry: LedgerEntry) {
+        let _ = self.tx.send(Msg::Record(Box::new(entry)));
+    }
+
     /// The running totals.
     pub fn tally(&self) -> &Arc<CallTally> {
         &self.tally
@@ -152,6 +160,31 @@ impl Ledger {
     }
 }
 
+/// How long a batch is retried while the store is unreachable (a Redis restart) before it is given up.
+const RETRY_FOR: Duration = Duration::from_secs(60);
+
+/// Writes a batch, retrying with a doubling pause while the store's error is transient: the calls
+/// in it were paid for, and a cluster's Redis may be restarting.
+async fn write_batch(store: &dyn Store, batch: &[LedgerEntry]) {
+    let started = std::time::Instant::now();
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match store.record_calls(batch).await {
+            Ok(()) => return,
+            Err(crate::store::StoreError::Redis {
+                transient: true, ..
+            }) if started.elapsed() < RETRY_FOR => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, entries = batch.len(), "ledger: could not record calls");
+                return;
+            }
+        }
+    }
+}
+
 async fn write_loop(store: Arc<dyn Store>, mut rx: mpsc::UnboundedReceiver<Msg>) {
     let mut batch = Vec::new();
     let mut flushes = Vec::new();
@@ -168,9 +201,7 @@ async fn write_loop(store: Arc<dyn Store>, mut rx: mpsc::UnboundedReceiver<Msg>)
             next = rx.try_recv().ok();
         }
         if !batch.is_empty() {
-            if let Err(e) = store.record_calls(&batch).await {
-                tracing::warn!(error = %e, entries = batch.len(), "ledger: could not record calls");
-            }
+            write_batch(store.as_ref(), &batch).await;
             batch.clear();
         }
         for done in flushes.drain(..) {

@@ -344,7 +344,14 @@ async fn record_live(
             {
                 Ok(()) => flight.land(),
                 Err(e) => {
-                    tracing::warn!(error = %e, "cache write failed; the answer is not replayable")
+                    tracing::warn!(error = %e, "cache write failed; the answer is not replayable");
+                    // The call was paid for: its ledger entry goes the ledger's own way, which
+                    // retries while the store is away.
+                    if let Some(l) = &shared.ledger {
+                        for entry in entries {
+                            l.write_counted(entry);
+                        }
+                    }
                 }
             }
             // Dropping the flight wakes callers waiting for this key: the entry is there now.
