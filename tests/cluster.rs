@@ -192,6 +192,7 @@ fn three_workers_give_the_results_of_one_node() {
     let listing = String::from_utf8_lossy(&out.stdout).into_owned();
     let listed = c.list_workers().expect("list workers");
     assert_eq!(listed.len(), 3, "{listing}");
+    assert_eq!(listing.matches(" alive ").count(), 3, "{listing}");
     let pids: BTreeSet<u32> = c.workers.iter().map(|w| w.pid()).collect();
     assert_eq!(
         listed.iter().map(|w| w.pid).collect::<BTreeSet<_>>(),
@@ -308,6 +309,20 @@ fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
         done,
         results.keys().cloned().collect::<BTreeSet<_>>(),
         "the store's done games are the results"
+    );
+    // `sleuth workers` tells the killed worker (silent past the claim timeout) from the live ones.
+    let listed = c.list_workers().expect("list workers");
+    let dead = listed
+        .iter()
+        .find(|w| w.worker_id == victim.worker_id)
+        .expect("the killed worker is still listed");
+    assert!(!dead.alive, "{dead:?}");
+    assert!(
+        listed
+            .iter()
+            .filter(|w| w.worker_id != victim.worker_id)
+            .all(|w| w.alive),
+        "{listed:?}"
     );
 }
 

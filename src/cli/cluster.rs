@@ -302,14 +302,15 @@ pub async fn workers(a: WorkersArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:<32} {:>8} {:>9} {:>10} {:>10}  metrics",
-        "worker", "capacity", "in flight", "games done", "silent"
+        "{:<32} {:<6} {:>8} {:>9} {:>10} {:>10}  metrics",
+        "worker", "state", "capacity", "in flight", "games done", "silent"
     )?;
     for w in r.workers {
         writeln!(
             out,
-            "{:<32} {:>8} {:>9} {:>10} {:>9.1}s  {}",
+            "{:<32} {:<6} {:>8} {:>9} {:>10} {:>9.1}s  {}",
             w.worker_id,
+            if w.alive { "alive" } else { "silent" },
             w.capacity,
             w.in_flight,
             w.games_done,

@@ -324,12 +324,14 @@ impl Sweeps for SweepsService {
         _request: Request<pb::ListWorkersRequest>,
     ) -> Result<Response<pb::ListWorkersResponse>, Status> {
         let now = now_ms();
+        let idle = self.0.claim_idle.as_millis() as u64;
         let workers = self
             .0
             .workers()
             .await?
             .into_iter()
             .map(|(id, r)| pb::WorkerInfo {
+                alive: now.saturating_sub(r.last_ms) < idle,
                 worker_id: id,
                 host: r.host,
                 pid: r.pid,
