@@ -171,6 +171,16 @@ fn ledgers(dir: &Path) -> Vec<Vec<LedgerEntry>> {
     })
 }
 
+/// Entries in the run's cache; 0 while the store cannot be read (the run may be writing it).
+fn cache_len(dir: &Path) -> u64 {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let s = SqliteStore::open(&dir.join("run").join("sleuth.db")).ok()?;
+        s.cache_len().await.ok()
+    })
+    .unwrap_or(0)
+}
+
 fn games(dir: &Path) -> Vec<sleuth::store::GameRow> {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async { store(dir).games("t").await.expect("games") })
@@ -310,9 +320,19 @@ fn ctrl_c_lets_games_in_flight_finish_and_a_rerun_continues() {
         .expect("status");
     assert_eq!(st.sweep.status, sleuth::store::SweepStatus::Stopped);
 
-    // Twice: the games in flight are interrupted at once, then continued by the next run.
+    // Twice: the games in flight are interrupted at once, then continued by the next run. The
+    // signals come once the run has cached some calls of its games (a fixed pause is too short on a
+    // loaded machine, where the run may not have called anything yet).
+    let cached_before = cache_len(tmp.path());
     let child = spawn_run(tmp.path(), &file, &[]);
-    std::thread::sleep(Duration::from_millis(700));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while cache_len(tmp.path()) < cached_before + 5 {
+        assert!(
+            Instant::now() < deadline,
+            "the second run cached no call in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     signal(&child, "INT");
     std::thread::sleep(Duration::from_millis(50));
     signal(&child, "INT");
