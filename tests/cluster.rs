@@ -762,3 +762,45 @@ fn the_budget_stops_the_sweep_once_for_the_cluster() {
     let later = c.progress(&id).expect("progress");
     assert_eq!(later.done, p.done, "{later:?}");
 }
+
+/// A sweep whose model's API key the workers do not have: every game fails at once with a reason
+/// that names the worker and the missing variable, and the sweep ends (it does not go round the
+/// queue for ever).
+#[test]
+fn a_key_the_workers_lack_fails_the_games_with_a_clear_reason() {
+    let Some(c) = Cluster::start(Options::default()) else {
+        return;
+    };
+    let missing = "SLEUTH_TEST_KEY_NOBODY_HAS";
+    let model = format!(
+        "[models.m]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = {missing:?}\n"
+    );
+    let file = write_sweep(c.dir.path(), "no-key", &["glasshouse.toml"], 2, &model);
+    let id = c.submit(&file);
+    let p = c.wait_ended(&id);
+    assert_eq!(
+        (p.status.as_str(), p.failed, p.done),
+        ("finished", 2, 0),
+        "{p:?}"
+    );
+    assert_eq!(p.live_calls, 0, "nothing was called: {p:?}");
+    let mut con = c.redis();
+    let games: Vec<String> = redis::cmd("ZRANGE")
+        .arg(format!("{NS}:sweep-games:{id}"))
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .expect("ZRANGE");
+    assert_eq!(games.len(), 2);
+    for g in games {
+        let reason: String = redis::cmd("HGET")
+            .arg(format!("{NS}:game:{g}"))
+            .arg("reason")
+            .query(&mut con)
+            .expect("HGET reason");
+        assert!(
+            reason.contains(missing) && reason.starts_with("worker "),
+            "the reason names the worker and the variable: {reason}"
+        );
+    }
+}

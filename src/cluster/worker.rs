@@ -135,16 +135,30 @@ impl Worker {
             .ok_or_else(|| ClusterError::Setup(format!("sweep `{sweep}` has no submission")))?;
         let req = submission::decode(&bytes)
             .map_err(|e| ClusterError::Setup(format!("sweep `{sweep}`: submission: {e}")))?;
-        let plan = Arc::new(submission::plan(&req)?);
-        if let Err(e) = models::check_keys(&plan) {
+        // What only this worker's machine decides — its API keys, a prompts directory on its disk —
+        // makes the sweep unplayable here, not a reason to pass the entry round the queue for ever.
+        let unplayable = |e: crate::sweep::SweepError| {
             let reason = format!("worker {}: {e}", self.id);
             tracing::warn!(%sweep, %reason, "cannot play the sweep");
-            return Ok(Runtime::Unplayable(reason));
+            Runtime::Unplayable(reason)
+        };
+        let plan = match submission::plan(&req) {
+            Ok(p) => Arc::new(p),
+            Err(e) => return Ok(unplayable(e)),
+        };
+        if let Err(e) = models::check_keys(&plan) {
+            return Ok(unplayable(e));
         }
-        let prompts = runner::load_prompts(&plan)?;
+        let prompts = match runner::load_prompts(&plan) {
+            Ok(p) => p,
+            Err(e) => return Ok(unplayable(e)),
+        };
         let file = &plan.sweep.file;
         let config = runner::gateway_config(&file.gateway);
-        let (router, pricing) = models::gateway_routes(&plan, config.timeout)?;
+        let (router, pricing) = match models::gateway_routes(&plan, config.timeout) {
+            Ok(r) => r,
+            Err(e) => return Ok(unplayable(e)),
+        };
         let provider = router.provider_name();
         let store: Arc<dyn Store> = Arc::new(self.store.clone());
         let ledger = Ledger::start(store.clone());
