@@ -358,10 +358,8 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let write = |name: &str, text: &str| -> Result<()> {
             let p = dir.join(name);
-            let tmp = dir.join(format!("{name}.tmp"));
-            std::fs::write(&tmp, text)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, &p).with_context(|| format!("cannot write {}", p.display()))
+            crate::sweep::runner::write_atomic(&p, text)
+                .with_context(|| format!("cannot write {}", p.display()))
         };
         write("result.json", &g.result_json)?;
         if !g.transcript_jsonl.is_empty() {

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
@@ -96,6 +97,9 @@ struct Shared {
     namespace: String,
     heartbeat: Duration,
     claim_idle: Duration,
+    /// The cancelled sweeps as the loop last read them from the store: what heartbeats answer with,
+    /// so that a heartbeat (every worker, every 2 s) costs no read of every sweep.
+    cancelled: Arc<RwLock<Vec<String>>>,
 }
 
 /// At most this much of an error goes into a log line or a status: a Redis error can quote a whole
@@ -483,15 +487,7 @@ impl Workers for WorkersService {
         r.games_done = req.games_done;
         r.last_ms = now_ms();
         s.put_worker(&req.worker_id, &r).await?;
-        let cancelled_sweeps = s
-            .store
-            .sweeps()
-            .await
-            .map_err(store_status)?
-            .into_iter()
-            .filter(|w| w.status == SweepStatus::Cancelled)
-            .map(|w| w.id)
-            .collect();
+        let cancelled_sweeps = s.cancelled.read().map(|c| c.clone()).unwrap_or_default();
         Ok(Response::new(pb::HeartbeatResponse {
             cancelled_sweeps,
             known: true,
@@ -520,7 +516,16 @@ impl Workers for WorkersService {
 
 /// One pass of the coordinator's loop (see the module documentation).
 async fn reconcile(s: &Shared, tick: u64) -> Result<(), ClusterError> {
-    for sweep in s.store.sweeps().await? {
+    let sweeps = s.store.sweeps().await?;
+    let cancelled = sweeps
+        .iter()
+        .filter(|w| w.status == SweepStatus::Cancelled)
+        .map(|w| w.id.clone())
+        .collect();
+    if let Ok(mut c) = s.cancelled.write() {
+        *c = cancelled;
+    }
+    for sweep in sweeps {
         if sweep.status != SweepStatus::Running {
             continue;
         }
@@ -598,6 +603,7 @@ pub async fn serve(
         namespace: cfg.namespace.clone(),
         heartbeat: cfg.heartbeat,
         claim_idle: cfg.claim_idle,
+        cancelled: Arc::default(),
     };
 
     let looped = shared.clone();

@@ -77,8 +77,8 @@ struct SweepRuntime {
 /// A sweep as this worker can play it.
 enum Runtime {
     Ready(SweepRuntime),
-    /// This worker cannot play the sweep's games at all (a model's API key is missing here): each
-    /// of them fails with this reason rather than going round the queue.
+    /// This worker cannot play the sweep's games at all (a model's API key or the prompts directory
+    /// is missing here): each of them fails with this reason rather than going round the queue.
     Unplayable(String),
 }
 
@@ -88,7 +88,6 @@ struct Worker {
     store: RedisStore,
     /// The queue for everything but blocking reads (acknowledge, touch, claim).
     queue: WorkQueue,
-    redis_conn: redis::aio::ConnectionManager,
     namespace: String,
     work_dir: PathBuf,
     rpc: client::Workers,
@@ -163,7 +162,7 @@ impl Worker {
         let store: Arc<dyn Store> = Arc::new(self.store.clone());
         let ledger = Ledger::start(store.clone());
         let limits = Arc::new(RedisLimits::new(
-            self.redis_conn.clone(),
+            self.store.connection(),
             &self.namespace,
             &self.id,
             sweep,
@@ -208,7 +207,8 @@ impl Worker {
             prompts,
             store,
             gateway: node.gateway.clone(),
-            out: self.work_dir.join(sanitize(sweep)),
+            // Game ids are unique across sweeps: one scratch directory serves them all.
+            out: self.work_dir.clone(),
             sweep: sweep.to_string(),
             run: run_id.clone(),
             call_concurrency: file.gateway.game_concurrency,
@@ -399,7 +399,7 @@ impl Worker {
     }
 }
 
-/// A sweep name as a directory name.
+/// A worker id (host name included) as a directory name.
 fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -479,7 +479,6 @@ pub async fn run(
 
     let w = Arc::new(Worker {
         id: reg.worker_id.clone(),
-        redis_conn: store.connection(),
         store,
         queue,
         namespace: reg.namespace.clone(),

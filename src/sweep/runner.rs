@@ -202,8 +202,10 @@ fn last_stage(transcript: &Path) -> Option<String> {
 }
 
 /// Writes `text` to `path` whole or not at all: a temporary file beside it, then a rename.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
+pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }
