@@ -171,7 +171,7 @@ pub struct Cluster {
 
 impl Cluster {
     /// Redis, a coordinator and `opts.workers` registered workers; `None` when `redis-server` is
-    /// missing (the test is then skipped, as every Redis test is).
+    /// missing (the test is then skipped, as every Redis test is; under CI that panics instead).
     pub fn start(opts: Options) -> Option<Cluster> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let data = dir.path().join("redis");

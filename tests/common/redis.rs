@@ -1,5 +1,7 @@
 //! A real `redis-server` for the tests that need one: started on a free port with no persistence
-//! (unless a test passes its own flags), killed when dropped.
+//! (unless a test passes its own flags), killed when dropped. Without `redis-server` a test is
+//! skipped, and says so, except under CI (`CI=true`), where that is a failure: a Redis test that
+//! returns early must never pass as a tested one.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -13,8 +15,15 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    /// Starts a server (with `extra` arguments), or `None` when `redis-server` is not installed.
+    /// Starts a server (with `extra` arguments), or `None` when `redis-server` is not installed
+    /// (the caller returns: skipped); under CI a missing `redis-server` panics.
     pub fn start(extra: &[&str]) -> Option<RedisServer> {
+        Self::start_program("redis-server", super::under_ci(), extra)
+    }
+
+    /// [`start`](Self::start) with the program and the CI setting given (the test of the skip rule
+    /// names a program that does not exist).
+    pub fn start_program(program: &str, ci: bool, extra: &[&str]) -> Option<RedisServer> {
         // A port the kernel just handed out and took back; another process could take it in between,
         // so a server that does not come up is tried again on a new one.
         for _ in 0..3 {
@@ -22,7 +31,7 @@ impl RedisServer {
                 .and_then(|l| l.local_addr())
                 .map(|a| a.port())
                 .expect("a free port");
-            let spawned = Command::new("redis-server")
+            let spawned = Command::new(program)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
                 .args(extra)
@@ -32,13 +41,14 @@ impl RedisServer {
             let child = match spawned {
                 Ok(c) => c,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    eprintln!(
-                        "SKIPPED: redis-server is not installed (apt-get install redis-server); \
-                         the Redis store tests need a real server"
+                    super::skip_or_fail(
+                        ci,
+                        &format!("`{program}` is not installed (not on PATH)"),
+                        "scripts/ensure-redis.sh installs it; the Redis tests start their own server",
                     );
                     return None;
                 }
-                Err(e) => panic!("cannot start redis-server: {e}"),
+                Err(e) => panic!("cannot start {program}: {e}"),
             };
             let mut server = RedisServer { child, port };
             if server.wait_ready() {
