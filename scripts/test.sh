@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README): formatting, lints, and every test, on a fresh machine.
-# Installs what the tests need from the system (promtool from Debian's prometheus package, and a
-# TrueType font for the report's PNG plots).
+# Installs what the tests need from the system (promtool and the prometheus server from Debian's
+# prometheus package, redis-server, and a TrueType font for the report's PNG plots). Under CI=true a
+# test whose service is missing fails instead of skipping (tests/common/mod.rs, `skip_or_fail`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
