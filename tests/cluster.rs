@@ -262,18 +262,22 @@ fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
         if p.done < 1 {
             return None;
         }
-        let (_, consumer, _, _) = pending.iter().find(|(entry, owner, ..)| {
-            let since = first_seen[&(entry.clone(), owner.clone())];
-            now.duration_since(since) >= Duration::from_millis(1500)
-        })?;
+        let consumer = pending
+            .iter()
+            .find(|(entry, owner, ..)| {
+                let since = first_seen[&(entry.clone(), owner.clone())];
+                now.duration_since(since) >= Duration::from_millis(1500)
+            })?
+            .1
+            .clone();
         let victim = c
             .list_workers()
             .ok()?
             .into_iter()
-            .find(|w| &w.worker_id == consumer)?;
+            .find(|w| w.worker_id == consumer)?;
         let held: Vec<(String, String, u64, u64)> = pending
             .into_iter()
-            .filter(|(_, owner, ..)| owner == consumer)
+            .filter(|(_, owner, ..)| *owner == consumer)
             .collect();
         Some((victim, held))
     });

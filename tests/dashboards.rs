@@ -1200,26 +1200,33 @@ impl Prometheus {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// Waits until every one of the `targets` scraped targets is up and has been scraped after
-    /// `after` (Unix seconds) `scrapes` times: the values of that moment are in, and every rate()
-    /// has samples on both sides of it.
+    /// Waits until each of the `targets` scraped targets has been scraped successfully `scrapes` times
+    /// since `after` (Unix seconds) and is up: the values of that moment are in, and every rate() has
+    /// samples on both sides of it. (Counted, not timed: a loaded machine's Prometheus may take
+    /// seconds to its first scrape.)
     async fn wait_scraped(&self, targets: usize, after: f64, scrapes: usize) {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
-            let up = instant(self, r#"count(up{job="sleuth"} == 1)"#).await;
-            let since = instant(self, &format!(r#"count(timestamp(up{{job="sleuth"}}) > {after} + {scrapes})"#)).await;
-            let all_up = |r: &Result<Vec<Value>, String>| {
-                r.as_ref().is_ok_and(|v| {
-                    v.first().and_then(|s| s["value"][1].as_str()) == Some(&targets.to_string())
-                })
-            };
-            if all_up(&up) && all_up(&since) {
+            // `up` is 1 for a successful scrape and 0 for a failed one: their sum over the window
+            // since `after` counts the successful ones.
+            let window_ms = ((unix_now() - after) * 1000.0).max(1.0) as u64;
+            let counted = format!(
+                r#"count(sum_over_time(up{{job="sleuth"}}[{window_ms}ms]) >= {scrapes}) and count(up{{job="sleuth"}} == 1) == {targets}"#
+            );
+            let got = instant(self, &counted).await;
+            let n = got
+                .as_ref()
+                .ok()
+                .and_then(|v| v.first())
+                .and_then(|s| s["value"][1].as_str())
+                .map(str::to_string);
+            if n.as_deref() == Some(targets.to_string().as_str()) {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
                 "Prometheus did not scrape the {targets} targets {scrapes} times in 120 s \
-                 (up: {up:?}, since: {since:?})\n{}",
+                 (`{counted}`: {got:?})\n{}",
                 self.log_text()
             );
             tokio::time::sleep(Duration::from_millis(250)).await;
@@ -1729,8 +1736,10 @@ async fn sleuth_sweep_run_answers_every_panel_of_the_sweep_dashboards() {
 }
 
 /// A sweep file for the cluster: two ThinkThrice arms on the simulated model (priced, so spending
-/// shows) that differ only after the clues, `repeats` seeds of one script.
-fn cluster_sweep(dir: &Path, name: &str, repeats: u32) -> PathBuf {
+/// shows) that differ only in their rounds after the clues (`after`), `repeats` seeds of one script.
+/// Sweeps whose arms differ share the calls before the clues (a game's id is its spec's, so the same
+/// arm in another sweep would be a game already done, not played again).
+fn cluster_sweep(dir: &Path, name: &str, repeats: u32, after: [u32; 2]) -> PathBuf {
     let text = format!(
         r#"name = "{name}"
 out = "{out}"
@@ -1743,13 +1752,13 @@ protocol = "thinkthrice"
 modules = "mr"
 model = "sim"
 rounds_before_clues = 1
-rounds_after_clues = 1
+rounds_after_clues = {a}
 [[arms]]
 protocol = "thinkthrice"
 modules = "mr"
 model = "sim"
 rounds_before_clues = 1
-rounds_after_clues = 2
+rounds_after_clues = {b}
 [evaluation]
 repeats = 1
 [models.sim]
@@ -1762,6 +1771,8 @@ max_usd = 1000.0
 "#,
         out = dir.join("local").join(name).display(),
         script = common::crate_file("examples/night-ferry.toml").display(),
+        a = after[0],
+        b = after[1],
     );
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).expect("write the sweep file");
@@ -1770,8 +1781,8 @@ max_usd = 1000.0
 
 /// The cluster dashboard against a live cluster: Redis, `sleuth coordinator` and two `sleuth
 /// worker`s with `--metrics-addr`, all three scraped every second by a real Prometheus, play a sweep
-/// on the simulated model and then the same sweep again under another name (its calls answered from
-/// the shared cache, so the cache panels have hits). Every panel's query and every variable of
+/// on the simulated model and then one whose arms play more rounds after the clues (the calls before
+/// them answered from the shared cache, so the cache panels have hits). Every panel's query and every variable of
 /// `grafana/dashboards/*cluster*.json` then has data, but for [`CLUSTER_MAY_BE_EMPTY`].
 #[test]
 fn a_live_cluster_answers_every_panel_of_the_cluster_dashboard() {
@@ -1802,15 +1813,16 @@ fn a_live_cluster_answers_every_panel_of_the_cluster_dashboard() {
     let prom = Prometheus::start(&binary, &c.path("prometheus"), &targets);
     rt.block_on(prom.wait_scraped(targets.len(), unix_now(), 1));
 
-    for (name, repeats) in [("first", 2), ("again", 2)] {
-        let id = c.submit(&cluster_sweep(c.dir.path(), name, repeats));
+    for (name, after) in [("first", [1, 2]), ("longer", [3, 4])] {
+        let repeats = 2;
+        let id = c.submit(&cluster_sweep(c.dir.path(), name, repeats, after));
         let p = c.wait_ended(&id);
         assert_eq!(
             (p.status.as_str(), p.done, p.failed),
             ("finished", 2 * u64::from(repeats), 0),
             "{p:?}"
         );
-        if name == "again" {
+        if name == "longer" {
             assert!(p.cache_hits > 0, "the second sweep replays the first's calls: {p:?}");
         }
     }
