@@ -241,7 +241,10 @@ fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
     let mut first_seen: BTreeMap<(String, String), std::time::Instant> = BTreeMap::new();
     let (victim, held) = wait_for(SWEEP_TIMEOUT, "a worker holding a game for 1.5 s", || {
         let p = c.progress(&id).ok()?;
-        assert!(!p.ended, "the sweep ended before a worker was seen busy: {p:?}");
+        assert!(
+            !p.ended,
+            "the sweep ended before a worker was seen busy: {p:?}"
+        );
         let pending: Vec<(String, String, u64, u64)> = redis::cmd("XPENDING")
             .arg(format!("{NS}:games"))
             .arg("workers")
@@ -251,9 +254,8 @@ fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
             .query(&mut con)
             .ok()?;
         let now = std::time::Instant::now();
-        first_seen.retain(|(entry, owner), _| {
-            pending.iter().any(|(e, o, ..)| e == entry && o == owner)
-        });
+        first_seen
+            .retain(|(entry, owner), _| pending.iter().any(|(e, o, ..)| e == entry && o == owner));
         for (entry, owner, _, _) in &pending {
             first_seen
                 .entry((entry.clone(), owner.clone()))

@@ -76,7 +76,11 @@ async fn a_silent_workers_games_go_to_another_and_a_live_one_keeps_its_own() {
     // a wakes up and touches what it had: nothing is still its own, nothing moves back.
     let a_entries: Vec<String> = got_a.iter().map(|d| d.entry.clone()).collect();
     assert_eq!(a.touch("a", &a_entries).await.expect("touch"), 0);
-    assert!(b.claim_idle("b", IDLE, 100).await.expect("claim").is_empty());
+    assert!(b
+        .claim_idle("b", IDLE, 100)
+        .await
+        .expect("claim")
+        .is_empty());
 
     for d in got_b[2..].iter().chain(&claimed) {
         b.ack(&d.entry).await.expect("ack");

@@ -1191,7 +1191,10 @@ impl Prometheus {
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
-            eprintln!("Prometheus did not come up on port {port}:\n{}", prom.log_text());
+            eprintln!(
+                "Prometheus did not come up on port {port}:\n{}",
+                prom.log_text()
+            );
         }
         panic!("Prometheus did not come up in three tries");
     }
@@ -1804,7 +1807,11 @@ fn a_live_cluster_answers_every_panel_of_the_cluster_dashboard() {
         .chain(&c.worker_metrics)
         .copied()
         .collect();
-    assert_eq!(targets.len(), 3, "the coordinator and two workers serve /metrics");
+    assert_eq!(
+        targets.len(),
+        3,
+        "the coordinator and two workers serve /metrics"
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -1823,7 +1830,10 @@ fn a_live_cluster_answers_every_panel_of_the_cluster_dashboard() {
             "{p:?}"
         );
         if name == "longer" {
-            assert!(p.cache_hits > 0, "the second sweep replays the first's calls: {p:?}");
+            assert!(
+                p.cache_hits > 0,
+                "the second sweep replays the first's calls: {p:?}"
+            );
         }
     }
     rt.block_on(prom.wait_scraped(targets.len(), unix_now(), 3));
