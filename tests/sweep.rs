@@ -210,8 +210,17 @@ fn a_killed_sweep_resumes_and_pays_nothing_twice() {
     let file = slow_sweep(tmp.path(), 3);
     let child = spawn_run(tmp.path(), &file, &[]);
     wait_for_results(tmp.path(), 1);
-    // Let the next games make some calls, then kill without warning.
-    std::thread::sleep(Duration::from_millis(400));
+    // Let the next games make some calls (about what 400 ms of two games make on an idle machine;
+    // waited for, since a loaded one may have made none by then), then kill without warning.
+    let cached_at_first = cache_len(tmp.path());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while cache_len(tmp.path()) < cached_at_first + 20 {
+        assert!(
+            Instant::now() < deadline,
+            "the run cached no further call in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     signal(&child, "KILL");
     let _ = wait(child);
     let before: BTreeMap<String, (GameState, u32)> = games(tmp.path())

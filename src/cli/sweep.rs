@@ -45,6 +45,10 @@ pub struct RunArgs {
     /// No progress display or log lines.
     #[arg(long)]
     pub quiet: bool,
+    /// Keep the metrics endpoint up this many seconds after the sweep (for a final scrape; the
+    /// dashboards' end-to-end test reads a finished sweep's last values through Prometheus).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub linger_secs: u64,
 }
 
 #[derive(Debug, Args)]
@@ -158,6 +162,9 @@ async fn run_sweep(a: RunArgs) -> Result<()> {
             report.out.display(),
             a.file.display()
         );
+    }
+    if a.linger_secs > 0 {
+        tokio::time::sleep(std::time::Duration::from_secs(a.linger_secs)).await;
     }
     if let sweep::scheduler::RunEnd::Stopped(_) = report.end {
         bail!(

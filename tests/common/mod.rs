@@ -163,6 +163,31 @@ pub fn find_promtool() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Whether the tests run under CI: `CI` set to anything but empty, `false` or `0` (what CI services
+/// set). A service or data set a test needs is then required, never silently skipped.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// What a test does when something it needs (`what`) is missing: under CI (`ci`) it fails, with `how`
+/// to provide it; elsewhere the test is skipped, and says so on the terminal. The line is written to
+/// the process' stderr directly, past the test harness' capture (which would hide an `eprintln!` of a
+/// passing test), so a skipped test never looks like a tested one.
+pub fn skip_or_fail(ci: bool, what: &str, how: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    if ci {
+        panic!("{test}: {what}, and CI is set: this test must run under CI ({how})");
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: {what} ({how}; under CI=true this is a failure)"
+    );
+}
+
 /// `../shared/datasets`, the public datasets the importer tests read. A user's fresh checkout may not
 /// have it: the test then says it was skipped. Under CI (`CI=true`) a missing folder is a failure,
 /// never a silent pass.
@@ -171,13 +196,11 @@ pub fn datasets() -> Option<PathBuf> {
     if d.is_dir() {
         return Some(d);
     }
-    if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-        panic!(
-            "../shared/datasets not found at {} and CI is set: dataset tests must run under CI",
-            d.display()
-        );
-    }
-    eprintln!("skipped: ../shared/datasets not found");
+    skip_or_fail(
+        under_ci(),
+        &format!("../shared/datasets not found at {}", d.display()),
+        "dataset tests read the public datasets there",
+    );
     None
 }
 
