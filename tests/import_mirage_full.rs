@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sleuth::agent::Framework;
 use sleuth::game::{Protocol, ProtocolSettings};
 
-use sleuth::script::import::mirage::{import_logged, Imported, MirageOptions};
+use sleuth::script::import::mirage::{import_logged, Imported, MirageOptions, KNOWN_CULPRITS};
 use sleuth::script::Script;
 
 /// Title → (the culprit as imported, whether a character plays them, the victim as imported).
@@ -193,4 +193,76 @@ fn disagreement_with_the_table_is_warned() {
         "{:?}",
         imported.warnings
     );
+}
+
+/// The names a MIRAGE folder gives people, read from the raw files (independently of the importer): its
+/// characters (the keys holding a `Script`, in any stage) and its clue owners (in any stage).
+fn people_of(dir: &Path) -> Vec<String> {
+    fn keys(v: &serde_json::Value, character: bool, out: &mut Vec<String>) {
+        if let serde_json::Value::Object(m) = v {
+            for (k, x) in m {
+                match x {
+                    serde_json::Value::Object(inner)
+                        if character && inner.contains_key("Script") =>
+                    {
+                        out.push(k.clone())
+                    }
+                    serde_json::Value::Object(_) => keys(x, character, out),
+                    _ if !character => out.push(k.clone()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let read = |f: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{f}: {e}"))
+    };
+    let mut out = Vec::new();
+    keys(&read("script.json"), true, &mut out);
+    keys(&read("clues.json"), false, &mut out);
+    out
+}
+
+/// Every English entry of the built-in culprit table names a person of its script as the English set
+/// spells them (a character or a clue owner, exactly), and every script of the set has an entry. The
+/// Chinese entries are checked against the reference implementation in the importer's unit tests
+/// (`mirage/tests_table.rs`); the Chinese set is not on this machine.
+#[test]
+fn every_english_culprit_of_the_table_is_a_person_of_its_script() {
+    let Some(d) = common::datasets() else { return };
+    let root = d.join("mirage-en");
+    let mut folders: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders.len(), 8, "{folders:?}");
+    for folder in &folders {
+        let entries: Vec<_> = KNOWN_CULPRITS
+            .iter()
+            .filter(|s| s.en_titles.contains(&folder.as_str()))
+            .collect();
+        assert_eq!(entries.len(), 1, "{folder}: one table entry");
+        let people = people_of(&root.join(folder));
+        assert!(!entries[0].en.is_empty(), "{folder}: a culprit");
+        for name in entries[0].en {
+            assert!(
+                people.iter().any(|p| p == name),
+                "{folder}: the table's culprit \"{name}\" is none of its people {people:?}"
+            );
+        }
+    }
+    for entry in KNOWN_CULPRITS {
+        assert!(
+            entry
+                .en_titles
+                .iter()
+                .any(|t| folders.iter().any(|f| f == t)),
+            "{:?}: no folder of the English set",
+            entry.en_titles
+        );
+    }
 }

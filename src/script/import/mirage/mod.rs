@@ -18,11 +18,11 @@
 //!   name that matches exactly one earlier character (see the matching below) is that character, renamed.
 //! - Culprits are not in the files. They come from `--culprit`, else from the true account where it names
 //!   one person in more murderer/culprit/killer (凶手, 真凶, …) sentences than anyone else, else from
-//!   [`KNOWN_CULPRITS`], the one table of per-title data (copied from the dataset's description and
-//!   reference implementation). Account and table disagreeing, or the account ambiguous, is a warning
-//!   ([`ImportWarning`]). A culprit is matched to a character first, else to a person who does not play
-//!   (see `suspects`: the clue owners that are person names, or the `--suspect` names). Character
-//!   culprits are murderers, everyone else civilians.
+//!   [`KNOWN_CULPRITS`], the one table of per-title data (the 8 scripts in English and Chinese, from the
+//!   reference implementation's per-script files and the dataset's description). Account and table
+//!   disagreeing, or the account ambiguous, is a warning ([`ImportWarning`]). A culprit is matched to a
+//!   character first, else to a person who does not play (see `suspects`: the clue owners that are person
+//!   names, or the `--suspect` names). Character culprits are murderers, everyone else civilians.
 //! - Suspects (`suspects`): with `--suspect NAME…` exactly those names (players only when named); else,
 //!   when a culprit does not play, every person of the clue owners who does not play, the culprit marked,
 //!   with a warning — the players then investigate rather than stand accused, as in the reference
@@ -73,7 +73,7 @@ use crate::script::Script;
 use cast::Cast;
 use files::{find_file, folder_name, read_json, CLUE_FILES, SCRIPT_FILES};
 use suspects::Listed;
-pub use truth::KNOWN_CULPRITS;
+pub use truth::{KnownScript, KNOWN_CULPRITS};
 
 /// One repair the importer made where the inputs disagree or are unclear: the import went on, and the
 /// researcher should know what it chose (e.g. `Truth.json` naming another culprit than the built-in
@@ -238,3 +238,5 @@ pub fn import_logged(dir: &Path, opts: &MirageOptions) -> Result<Imported, Impor
 mod tests;
 #[cfg(test)]
 mod tests_people;
+#[cfg(test)]
+mod tests_table;

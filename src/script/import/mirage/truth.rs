@@ -12,28 +12,80 @@ use super::files::{read_text, texts, TRUTH_FILE};
 use super::{ImportWarning, MirageOptions};
 use crate::script::import::{format_error, ImportError};
 
-/// Culprits per title, as the dataset's description and reference implementation name them (the files
-/// themselves do not). An empty list: the reference names no culprit, so `--culprit` is needed. Titles are
-/// compared ignoring case, spaces and punctuation. "Artical 22 School Rules" is how the dataset spells that
-/// folder. The culprit of "The Final Performance of a Big Star" does not play: the dataset's description
-/// names him (Richard), the reference implementation's Chinese list of suspects spells him 李察德.
-pub const KNOWN_CULPRITS: &[(&str, &[&str])] = &[
-    ("Bride in Filial Dress", &["Doctor Fang"]),
-    ("The Eastern Star Cruise Ship", &["Manager Xiu"]),
-    ("Night at the Museum", &["Manager Sa"]),
-    ("Li Chuan Strange Talk Book", &["Elderly in Tattered"]),
-    ("The Final Performance of a Big Star", &["Richard"]),
-    ("Raging Sea of Rest Life", &["John"]),
-    ("Article 22 School Rules", &["Fuqing Huang"]),
-    ("Artical 22 School Rules", &["Fuqing Huang"]),
-    ("Fox Hotel", &["Ichiro Kiryu (Nopperabo)"]),
-    ("孝衣新娘", &["方医生"]),
-    ("东方之星号游轮事件", &["修经理"]),
-    ("博物馆奇妙夜", &["撒干事"]),
-    ("漓川怪谈簿", &["衣衫褴褛的老人"]),
-    ("大明星最后的演出", &["李察德"]),
-    ("怒海余生", &["约翰"]),
-    ("狐狸旅馆", &["桐生一郎（滑头鬼）"]),
+/// One script of the MIRAGE set and its culprits in both languages, as the reference implementation
+/// (`ScriptEnvs/*.py` of lime728/MIRAGE, one file per script, each naming the culprit for `Zh` and for
+/// `En`) and the dataset's description name them; the script files themselves do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownScript {
+    /// The English title, then the other spellings dataset folders give it.
+    pub en_titles: &'static [&'static str],
+    /// The Chinese title.
+    pub zh_title: &'static str,
+    /// The culprits under the English names; empty when no source names one (`--culprit` is then
+    /// needed).
+    pub en: &'static [&'static str],
+    /// The same culprits under the Chinese names.
+    pub zh: &'static [&'static str],
+}
+
+/// The culprits of the 8 MIRAGE scripts, English and Chinese: the one table of per-title data. Titles
+/// are compared ignoring case, spaces and punctuation. "Artical 22 School Rules" is how the dataset
+/// spells that folder. Where the case's own account (`Truth.json`) names another culprit, the account
+/// wins (see `accused`): "Night at the Museum" keeps the reference's Manager Sa here, its account
+/// names Security Wei. "The Final Performance of a Big Star" is the one script whose reference file
+/// sets no culprit: the dataset's description names Richard, who does not play, and the Chinese name is
+/// the reference's Chinese list of suspects at his place in the English one (李察德). For "Fox Hotel" the
+/// reference also lists the bare alias (Nopperabo, 滑头鬼), which the name matching finds in the
+/// parenthesised part.
+pub const KNOWN_CULPRITS: &[KnownScript] = &[
+    KnownScript {
+        en_titles: &["Bride in Filial Dress"],
+        zh_title: "孝衣新娘",
+        en: &["Doctor Fang"],
+        zh: &["方医生"],
+    },
+    KnownScript {
+        en_titles: &["The Eastern Star Cruise Ship"],
+        zh_title: "东方之星号游轮事件",
+        en: &["Manager Xiu"],
+        zh: &["修经理"],
+    },
+    KnownScript {
+        en_titles: &["Night at the Museum"],
+        zh_title: "博物馆奇妙夜",
+        en: &["Manager Sa"],
+        zh: &["撒干事"],
+    },
+    KnownScript {
+        en_titles: &["Li Chuan Strange Talk Book"],
+        zh_title: "漓川怪谈簿",
+        en: &["Elderly in Tattered"],
+        zh: &["衣衫褴褛的老人"],
+    },
+    KnownScript {
+        en_titles: &["The Final Performance of a Big Star"],
+        zh_title: "大明星最后的演出",
+        en: &["Richard"],
+        zh: &["李察德"],
+    },
+    KnownScript {
+        en_titles: &["Raging Sea of Rest Life"],
+        zh_title: "怒海余生",
+        en: &["John"],
+        zh: &["约翰"],
+    },
+    KnownScript {
+        en_titles: &["Article 22 School Rules", "Artical 22 School Rules"],
+        zh_title: "第二十二条校规",
+        en: &["Fuqing Huang"],
+        zh: &["皇甫青"],
+    },
+    KnownScript {
+        en_titles: &["Fox Hotel"],
+        zh_title: "狐狸旅馆",
+        en: &["Ichiro Kiryu (Nopperabo)"],
+        zh: &["桐生一郎（滑头鬼）"],
+    },
 ];
 
 /// Someone a culprit name can refer to: a character (index into the cast) or a person who does not play
@@ -221,13 +273,19 @@ fn match_culprits(
     Ok(accused)
 }
 
-/// The built-in culprits of a title: `None` when the title is not in the table.
+/// The built-in culprits of a title, in the title's language: `None` when the title is not in the
+/// table.
 fn known_culprits(title: &str) -> Option<&'static [&'static str]> {
     let key = title_key(title);
-    KNOWN_CULPRITS
-        .iter()
-        .find(|(t, _)| title_key(t) == key)
-        .map(|(_, c)| *c)
+    KNOWN_CULPRITS.iter().find_map(|s| {
+        if s.en_titles.iter().any(|t| title_key(t) == key) {
+            Some(s.en)
+        } else if title_key(s.zh_title) == key {
+            Some(s.zh)
+        } else {
+            None
+        }
+    })
 }
 
 /// A title reduced to lower-case letters and digits, for lenient comparison.

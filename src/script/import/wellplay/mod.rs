@@ -606,6 +606,47 @@ fn read_questions(
                 }
             }
         }
+        // A row one field short whose last field sits in the last option column, the truth column
+        // empty: the row left out its last (empty) option column, so that field is the truth. Read so
+        // only when it is a valid answer, letters naming non-empty options before it; otherwise the
+        // row is refused below for its empty truth, as any row without one.
+        if let (Some(&(col, letter)), true) = (
+            options.last(),
+            truth_cell.trim().is_empty() && rec.fields.len() + 1 == header.len(),
+        ) {
+            let last = cell(col).trim().to_string();
+            let before = texts.len().saturating_sub(1);
+            let valid = col + 1 == rec.fields.len()
+                && texts.last().is_some_and(|(l, _)| *l == letter)
+                && parse_truth(&last).is_some_and(|t| {
+                    t.iter().all(|l| {
+                        letter_index(l).is_some_and(|k| k < before && !texts[k].1.is_empty())
+                    })
+                });
+            if valid {
+                log.repair(
+                    path,
+                    Some(line),
+                    letter,
+                    format!(
+                        "row one field short ({} of {}): its last field \"{last}\" is in option column \
+                         {letter} and column truth is empty; read as the truth, option {letter} empty",
+                        rec.fields.len(),
+                        header.len()
+                    ),
+                    &format!(
+                        "{} fields, as in the header: the truth letters in column truth (found {})",
+                        header.len(),
+                        rec.fields.len()
+                    ),
+                )?;
+                truth_cell = last;
+                texts.pop();
+                while texts.last().is_some_and(|(_, t)| t.is_empty()) {
+                    texts.pop();
+                }
+            }
+        }
         let truth = parse_truth(&truth_cell).ok_or_else(|| {
             format_error(
                 path,

@@ -256,3 +256,132 @@ fn single_choice_with_two_true_letters_accepts_either() {
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+/// The question of `character` at `index` among theirs (`None`: the omniscient file's own questions).
+fn question_of<'a>(s: &'a Script, character: Option<&str>, index: usize) -> &'a ChoiceQuestion {
+    s.choice
+        .iter()
+        .filter(|q| q.character.as_deref() == character)
+        .nth(index)
+        .unwrap()
+}
+
+/// A row one field short — its last option column left out, so the truth letter sits in option column e
+/// and column truth is empty — reads its last field as the truth when that is a valid answer, with a
+/// repair naming the file, the line the row starts on and column e; strict refuses it.
+#[test]
+fn a_row_one_field_short_reads_its_last_field_as_the_truth() {
+    let head = "value,type,question,a,b,c,d,e,truth\n";
+    let tmp = synthetic();
+    // After a question written over two lines: the row starts on line 4.
+    std::fs::write(
+        tmp.path().join("final_result/B.csv"),
+        format!("{head}a,a,\"Who,\nthen?\",p,q,,,,a\nb,b,Which two?,p,q,r,s,bd\n"),
+    )
+    .unwrap();
+    let got = import_logged(tmp.path(), false).unwrap();
+    assert_eq!(got.repairs.len(), 1, "{:?}", got.repairs);
+    let r = &got.repairs[0];
+    assert!(r.path.ends_with("final_result/B.csv"), "{r}");
+    assert_eq!((r.row, r.column.as_str()), (Some(4), "e"), "{r}");
+    assert!(r.action.contains("one field short"), "{r}");
+    let q = question_of(&got.script, Some("B"), 1);
+    assert_eq!(q.options, vec!["p", "q", "r", "s"]);
+    assert_eq!(q.truth, vec!["B", "D"]);
+    let err = import_logged(tmp.path(), true).unwrap_err().to_string();
+    assert!(
+        err.contains("B.csv") && err.contains("row 4, column e"),
+        "{err}"
+    );
+}
+
+/// The same in a Chinese folder as the Chinese set writes one: Chinese names and texts, the omniscient
+/// file named GM.csv, CRLF line ends.
+#[test]
+fn a_row_one_field_short_in_a_chinese_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        d,
+        "json/script_info.json",
+        r#"{"script_name": "雨夜山庄", "character_name": ["陈默", "林雪"], "acts_num": 1}"#,
+    );
+    write(
+        d,
+        "json/陈默.json",
+        r#"{"script": ["那晚你在书房。"], "victims": ["周老爷"], "kill_by_me": [1], "is_murderer": 1}"#,
+    );
+    write(
+        d,
+        "json/林雪.json",
+        r#"{"script": ["那晚你在花园。"], "victims": ["周老爷"], "kill_by_me": [0], "is_murderer": 0}"#,
+    );
+    let head = "value,type,question,a,b,c,d,e,truth\r\n";
+    write(
+        d,
+        "final_result/陈默.csv",
+        &format!("{head}a,a,你几点到的书房？,八点,九点,,,,a\r\n"),
+    );
+    write(
+        d,
+        "final_result/林雪.csv",
+        &format!("{head}b,a,谁最可疑？,陈默,林雪,管家,厨师,a\r\n"),
+    );
+    write(
+        d,
+        "final_result/GM.csv",
+        &format!("{head}c,a,陈默和周老爷是什么关系？,父子,师徒,主仆,朋友,c\r\n"),
+    );
+    let got = import_logged(d, false).unwrap();
+    let s = &got.script;
+    assert_eq!(s.language, crate::script::Language::Zh);
+    let at: Vec<_> = got
+        .repairs
+        .iter()
+        .map(|r| {
+            let file = r.path.file_name().unwrap().to_string_lossy().into_owned();
+            (file, r.row, r.column.clone())
+        })
+        .collect();
+    assert_eq!(
+        at,
+        vec![
+            ("林雪.csv".to_string(), Some(2), "e".to_string()),
+            ("GM.csv".to_string(), Some(2), "e".to_string()),
+        ]
+    );
+    let q = question_of(s, Some("林雪"), 0);
+    assert_eq!(q.options, vec!["陈默", "林雪", "管家", "厨师"]);
+    assert_eq!(q.truth, vec!["A"]);
+    let q = question_of(s, None, 0);
+    assert_eq!(q.truth, vec!["C"]);
+    assert_eq!(q.category, Category::Relations);
+    assert!(import_logged(d, true).is_err());
+}
+
+/// A short row whose last field is no valid answer is refused as before, tolerant or strict: a fifth
+/// option's text, a letter naming the missing option or one after it, a letter naming an empty option.
+#[test]
+fn a_short_row_whose_last_field_is_no_answer_is_refused() {
+    let head = "value,type,question,a,b,c,d,e,truth\n";
+    for body in [
+        "a,a,Who?,p,q,r,s,t\n",
+        "a,a,Who?,p,q,r,s,e\n",
+        "a,a,Who?,p,q,r,s,f\n",
+        "a,a,Who?,p,,r,s,b\n",
+    ] {
+        let tmp = synthetic();
+        std::fs::write(
+            tmp.path().join("final_result/B.csv"),
+            format!("{head}{body}"),
+        )
+        .unwrap();
+        for strict in [false, true] {
+            let err = import_logged(tmp.path(), strict).unwrap_err().to_string();
+            assert!(
+                err.contains("B.csv") && err.contains("row 2"),
+                "{body}: {err}"
+            );
+        }
+    }
+}
