@@ -16,8 +16,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::cluster::{
-    metrics_body, mock_model, simulated_model, wait_for, write_sweep, Cluster, Options, FAKE_KEY,
-    KEY_ENV, SWEEP_TIMEOUT, TOKEN,
+    metrics_body, mock_declaration, mock_model, simulated_model, wait_for, write_sweep, Cluster,
+    Options, FAKE_KEY, KEY_ENV, SWEEP_TIMEOUT, TOKEN,
 };
 use sleuth::cluster::proto as pb;
 
@@ -406,12 +406,6 @@ fn the_sweep_survives_a_coordinator_restart() {
 /// port and directory: the sweep completes with every game done, none failed.
 #[test]
 fn the_sweep_survives_a_redis_restart() {
-    let Some(mut c) = Cluster::start(Options {
-        aof: true,
-        ..Options::default()
-    }) else {
-        return;
-    };
     // The model is the HTTP mock, so what was paid for (the calls it answered) can be checked against
     // what the ledger recorded across the outage.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -428,6 +422,13 @@ fn the_sweep_survives_a_redis_restart() {
             },
         ))
         .expect("start the mock");
+    let Some(mut c) = Cluster::start(Options {
+        aof: true,
+        worker_models: Some(mock_declaration(&server.base_url())),
+        ..Options::default()
+    }) else {
+        return;
+    };
     let file = write_sweep(
         c.dir.path(),
         "redis-restart",
@@ -517,15 +518,16 @@ fn redis_dump(con: &mut redis::Connection) -> String {
 /// the provider's API key is in any process's log, any `/metrics` page, or Redis.
 #[test]
 fn the_token_is_required_and_no_secret_leaks() {
+    let mock = common::Mock::start();
     let Some(mut c) = Cluster::start(Options {
         metrics: true,
         // Every line any crate logs, ours and the HTTP/2, gRPC and Redis clients'.
         log: "debug",
+        worker_models: Some(mock_declaration(&mock.base_url())),
         ..Options::default()
     }) else {
         return;
     };
-    let mock = common::Mock::start();
     let file = write_sweep(
         c.dir.path(),
         "secrets",
@@ -673,12 +675,6 @@ fn the_token_is_required_and_no_secret_leaks() {
 /// `max_concurrency = C`: the limit holds for the cluster, so the mock refuses nothing.
 #[test]
 fn max_concurrency_holds_across_workers() {
-    let Some(c) = Cluster::start(Options {
-        capacity: 3,
-        ..Options::default()
-    }) else {
-        return;
-    };
     let limit = 3;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -695,6 +691,13 @@ fn max_concurrency_holds_across_workers() {
             },
         ))
         .expect("start the mock");
+    let Some(c) = Cluster::start(Options {
+        capacity: 3,
+        worker_models: Some(mock_declaration(&server.base_url())),
+        ..Options::default()
+    }) else {
+        return;
+    };
     let file = write_sweep(
         c.dir.path(),
         "limits",
@@ -792,13 +795,17 @@ fn the_budget_stops_the_sweep_once_for_the_cluster() {
 /// queue for ever).
 #[test]
 fn a_key_the_workers_lack_fails_the_games_with_a_clear_reason() {
-    let Some(c) = Cluster::start(Options::default()) else {
-        return;
-    };
     let missing = "SLEUTH_TEST_KEY_NOBODY_HAS";
     let model = format!(
         "[models.m]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = {missing:?}\n"
     );
+    // The workers declare the model with a variable none of them has.
+    let Some(c) = Cluster::start(Options {
+        worker_models: Some(model.clone()),
+        ..Options::default()
+    }) else {
+        return;
+    };
     let file = write_sweep(c.dir.path(), "no-key", &["glasshouse.toml"], 2, &model);
     let id = c.submit(&file);
     let p = c.wait_ended(&id);

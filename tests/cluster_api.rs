@@ -342,3 +342,29 @@ async fn a_sweep_that_cannot_be_planned_is_refused_before_anything_is_queued() {
         .expect("xlen");
     assert_eq!(len, 2);
 }
+
+/// A claim timeout shorter than three heartbeats would hand a busy worker's games to others while it
+/// still plays them: the coordinator refuses to start with it, saying what would work.
+#[test]
+fn a_claim_timeout_under_three_heartbeats_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut cmd = common::sleuth(dir.path());
+    cmd.env("SLEUTH_TOKEN", TOKEN)
+        .args(["coordinator", "--redis", "redis://127.0.0.1:1/"])
+        .args(["--claim-idle-secs", "5"]);
+    let out = common::run(&mut cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "it started: {stderr}");
+    assert!(
+        stderr.contains("--claim-idle-secs 5") && stderr.contains("at least 6"),
+        "the refusal names the flag and what it needs: {stderr}"
+    );
+    // Three heartbeats exactly is enough (it then fails on the unreachable Redis instead).
+    let mut cmd = common::sleuth(dir.path());
+    cmd.env("SLEUTH_TOKEN", TOKEN)
+        .args(["coordinator", "--redis", "redis://127.0.0.1:1/"])
+        .args(["--claim-idle-secs", "3", "--heartbeat-ms", "1000"]);
+    let out = common::run(&mut cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("claim-idle"), "{stderr}");
+}

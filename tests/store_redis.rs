@@ -336,3 +336,221 @@ async fn a_namespace_of_another_layout_or_a_bad_name_is_refused() {
         assert!(err.to_string().contains("namespace"), "{err}");
     }
 }
+
+/// A store that counts the cache reads in flight, and holds each read until `gather` of them are in
+/// flight together (or a few seconds pass): the most the gateway's cache ever sent at once is then
+/// `min(gather, its limit)`, whatever the machine's speed.
+struct CountingReads {
+    inner: RedisStore,
+    gather: usize,
+    in_flight: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    changed: tokio::sync::Notify,
+}
+
+impl Store for CountingReads {
+    fn open_sweep<'a>(&'a self, s: &'a SweepRecord) -> sleuth::store::StoreFuture<'a, SweepRecord> {
+        self.inner.open_sweep(s)
+    }
+    fn sweep<'a>(&'a self, id: &'a str) -> sleuth::store::StoreFuture<'a, Option<SweepRecord>> {
+        self.inner.sweep(id)
+    }
+    fn sweeps(&self) -> sleuth::store::StoreFuture<'_, Vec<SweepRecord>> {
+        self.inner.sweeps()
+    }
+    fn set_sweep_status<'a>(
+        &'a self,
+        id: &'a str,
+        status: SweepStatus,
+        note: Option<String>,
+    ) -> sleuth::store::StoreFuture<'a, ()> {
+        self.inner.set_sweep_status(id, status, note)
+    }
+    fn start_run<'a>(
+        &'a self,
+        run: &'a sleuth::store::RunRecord,
+    ) -> sleuth::store::StoreFuture<'a, ()> {
+        self.inner.start_run(run)
+    }
+    fn end_run<'a>(&'a self, run: &'a str, outcome: &'a str) -> sleuth::store::StoreFuture<'a, ()> {
+        self.inner.end_run(run, outcome)
+    }
+    fn runs<'a>(
+        &'a self,
+        sweep: &'a str,
+    ) -> sleuth::store::StoreFuture<'a, Vec<sleuth::store::RunRecord>> {
+        self.inner.runs(sweep)
+    }
+    fn add_games<'a>(&'a self, games: &'a [GameRow]) -> sleuth::store::StoreFuture<'a, usize> {
+        self.inner.add_games(games)
+    }
+    fn games<'a>(&'a self, sweep: &'a str) -> sleuth::store::StoreFuture<'a, Vec<GameRow>> {
+        self.inner.games(sweep)
+    }
+    fn game<'a>(&'a self, id: &'a str) -> sleuth::store::StoreFuture<'a, Option<GameRow>> {
+        self.inner.game(id)
+    }
+    fn set_game_state<'a>(
+        &'a self,
+        id: &'a str,
+        state: GameState,
+        reason: Option<String>,
+        stage: Option<String>,
+    ) -> sleuth::store::StoreFuture<'a, ()> {
+        self.inner.set_game_state(id, state, reason, stage)
+    }
+    fn count_crash<'a>(&'a self, id: &'a str) -> sleuth::store::StoreFuture<'a, u32> {
+        self.inner.count_crash(id)
+    }
+    fn state_counts<'a>(
+        &'a self,
+        sweep: &'a str,
+    ) -> sleuth::store::StoreFuture<'a, sleuth::store::StateCounts> {
+        self.inner.state_counts(sweep)
+    }
+    fn put_result<'a>(
+        &'a self,
+        game: &'a str,
+        result_json: &'a str,
+    ) -> sleuth::store::StoreFuture<'a, bool> {
+        self.inner.put_result(game, result_json)
+    }
+    fn result<'a>(&'a self, game: &'a str) -> sleuth::store::StoreFuture<'a, Option<String>> {
+        self.inner.result(game)
+    }
+    fn cache_get<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+    ) -> sleuth::store::StoreFuture<'a, Option<Vec<u8>>> {
+        use std::sync::atomic::Ordering;
+        Box::pin(async move {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            self.changed.notify_waiters();
+            let gathered = async {
+                loop {
+                    let wake = self.changed.notified();
+                    if self.most.load(Ordering::SeqCst) >= self.gather {
+                        return;
+                    }
+                    wake.await;
+                }
+            };
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), gathered).await;
+            let got = self.inner.cache_get(key).await;
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            got
+        })
+    }
+    fn cache_put<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        kind: CacheKind,
+        model: &'a str,
+        value: &'a [u8],
+        ledger: &'a [LedgerEntry],
+    ) -> sleuth::store::StoreFuture<'a, ()> {
+        self.inner.cache_put(key, kind, model, value, ledger)
+    }
+    fn cache_len(&self) -> sleuth::store::StoreFuture<'_, u64> {
+        self.inner.cache_len()
+    }
+    fn record_calls<'a>(
+        &'a self,
+        entries: &'a [LedgerEntry],
+    ) -> sleuth::store::StoreFuture<'a, ()> {
+        self.inner.record_calls(entries)
+    }
+    fn totals<'a>(
+        &'a self,
+        sweep: &'a str,
+    ) -> sleuth::store::StoreFuture<'a, Vec<sleuth::store::TotalsRow>> {
+        self.inner.totals(sweep)
+    }
+    fn ledger<'a>(&'a self, run: &'a str) -> sleuth::store::StoreFuture<'a, Vec<LedgerEntry>> {
+        self.inner.ledger(run)
+    }
+    fn max_parallel_lookups(&self) -> usize {
+        self.inner.max_parallel_lookups()
+    }
+}
+
+/// A worker's cache reads go to Redis many at once, not four at a time as SQLite's pool wants: the
+/// number of lookups in flight is the store's to say (`Store::max_parallel_lookups`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_backed_cache_sends_more_than_four_lookups_at_once() {
+    use std::sync::Arc;
+
+    use sleuth::llm::{
+        CallTags, ChatRequest, Gateway, GatewayConfig, GatewayParts, Message, Phase, Pricing,
+        Route, Router, SimulatedProvider,
+    };
+
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let inner = RedisStore::connect(&server.url(), "lookups")
+        .await
+        .expect("connect");
+    assert!(inner.max_parallel_lookups() > 4);
+    let gather = 12;
+    let counting = Arc::new(CountingReads {
+        inner,
+        gather,
+        in_flight: Default::default(),
+        most: Default::default(),
+        changed: tokio::sync::Notify::new(),
+    });
+    let model = sleuth::llm::simulated::MODEL;
+    let mut router = Router::default();
+    router.add(
+        model,
+        Route::new(Arc::new(SimulatedProvider::default()), None),
+    );
+    let store: Arc<dyn Store> = counting.clone();
+    let gw = Gateway::start_with(GatewayParts {
+        router,
+        pricing: Pricing::builtin(),
+        config: GatewayConfig::default(),
+        cache: Some(store),
+        budget: None,
+        ledger: None,
+        shared: None,
+    })
+    .await
+    .expect("a gateway starts");
+    let mut calls = Vec::new();
+    for i in 0..gather * 2 {
+        let gw = gw.clone();
+        calls.push(tokio::spawn(async move {
+            let req = ChatRequest {
+                model: model.into(),
+                messages: vec![Message::user(format!(
+                    "Question {i}: who left the door open?"
+                ))],
+                temperature: 0.0,
+                top_p: 1.0,
+                max_tokens: 16,
+                schema: None,
+                logprobs: false,
+                sample: i as u64,
+            };
+            let tags = CallTags {
+                game: format!("g{i}"),
+                agent: "Ada".into(),
+                framework: "player".into(),
+                phase: Phase::Gameplay,
+                purpose: "answer".into(),
+            };
+            gw.chat(req, tags).await
+        }));
+    }
+    for c in calls {
+        c.await.expect("a call task").expect("the call succeeds");
+    }
+    let most = counting.most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        most >= gather,
+        "the cache sent at most {most} lookups to Redis at once; expected {gather}"
+    );
+}

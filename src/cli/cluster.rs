@@ -49,9 +49,16 @@ pub struct CoordinatorArgs {
     /// The certificate's private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// After how many seconds without a heartbeat a worker's games are claimed by others.
+    /// After how many seconds without a heartbeat a worker's games are claimed by others: at least
+    /// three heartbeats.
     #[arg(long, default_value_t = 15)]
     pub claim_idle_secs: u64,
+    /// How often workers heartbeat, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    pub heartbeat_ms: u64,
+    /// The most games one sweep may plan; a larger submission is refused before anything is queued.
+    #[arg(long, default_value_t = coordinator::DEFAULT_MAX_GAMES)]
+    pub max_games_per_sweep: u64,
 }
 
 /// `sleuth worker`.
@@ -72,6 +79,12 @@ pub struct WorkerArgs {
     /// directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    /// The models this worker serves (TOML: `[models.NAME]` with `provider`, `base_url`,
+    /// `api_key_env` and this worker's own `rpm`, `tpm`, `max_concurrency`). A cluster's sweeps use
+    /// a model's endpoint and key as its workers declare them here, never as a submission says;
+    /// without this file a worker serves only the simulated model.
+    #[arg(long, value_name = "FILE", env = "SLEUTH_WORKER_MODELS")]
+    pub models: Option<PathBuf>,
 }
 
 /// `sleuth submit`.
@@ -171,7 +184,11 @@ pub async fn coordinator(a: CoordinatorArgs) -> Result<()> {
         crate::telemetry::serve_metrics(addr)?;
     }
     let mut cfg = CoordinatorConfig::new(a.redis, a.listen, a.namespace, token);
-    cfg.claim_idle = Duration::from_secs(a.claim_idle_secs.max(1));
+    cfg.claim_idle = Duration::from_secs(a.claim_idle_secs);
+    cfg.heartbeat = Duration::from_millis(a.heartbeat_ms);
+    cfg.max_games = a.max_games_per_sweep;
+    // Refused here, before anything is served.
+    cfg.check()?;
     if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
         cfg.tls = Some((read_pem(cert, "certificate")?, read_pem(key, "key")?));
     }
@@ -189,6 +206,10 @@ pub async fn worker(a: WorkerArgs) -> Result<()> {
     if let Some(addr) = a.metrics_addr {
         crate::telemetry::serve_metrics(addr)?;
     }
+    let models = match &a.models {
+        Some(p) => crate::cluster::models::WorkerModels::load(p)?,
+        None => Default::default(),
+    };
     let cfg = worker::WorkerConfig {
         coordinator: a.target.coordinator,
         tls_ca: a.target.tls_ca,
@@ -199,6 +220,7 @@ pub async fn worker(a: WorkerArgs) -> Result<()> {
         work_dir: a
             .work_dir
             .unwrap_or_else(|| std::env::temp_dir().join("sleuth-worker")),
+        models,
     };
     let report = worker::run(cfg, signal_counter()).await?;
     eprintln!(
@@ -217,6 +239,16 @@ pub async fn submit(a: SubmitArgs) -> Result<()> {
     // Read and shape-checked here, planned (and refused with the same messages as a local run)
     // by the coordinator; nothing is queued unless all of it plans.
     let req = submission::read(&a.file)?;
+    let bytes = prost::Message::encoded_len(&req);
+    if bytes > crate::cluster::MAX_MESSAGE_BYTES {
+        bail!(
+            "{}: the sweep file with its scripts is {:.1} MiB, more than the {} MiB a submission may be; \
+             split it into smaller sweeps",
+            a.file.display(),
+            bytes as f64 / (1024.0 * 1024.0),
+            crate::cluster::MAX_MESSAGE_BYTES / (1024 * 1024)
+        );
+    }
     let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token)?;
     let r = api.submit(req).await.map_err(rpc_error)?.into_inner();
     println!("{}", r.sweep_id);
@@ -340,32 +372,77 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
         .with_context(|| format!("cannot create {}", games.display()))?;
     let (mut written, mut total) = (0u64, 0u64);
     let mut not_done: std::collections::BTreeMap<String, u64> = Default::default();
-    while let Some(g) = stream.message().await.map_err(rpc_error)? {
-        total += 1;
-        if g.result_json.is_empty() {
-            *not_done.entry(g.state).or_default() += 1;
-            continue;
+    // The game whose result was written last (its transcript's pieces follow it), and the transcript
+    // being written.
+    let mut last_game: Option<(String, PathBuf)> = None;
+    let mut transcript: Option<TranscriptFile> = None;
+    while let Some(part) = stream.message().await.map_err(rpc_error)? {
+        match part.part {
+            Some(pb::results_part::Part::Game(g)) => {
+                if let Some(t) = transcript.take() {
+                    bail!(
+                        "the coordinator cut the transcript of game {} short",
+                        t.game
+                    );
+                }
+                last_game = None;
+                total += 1;
+                if g.result_json.is_empty() {
+                    *not_done.entry(g.state).or_default() += 1;
+                    continue;
+                }
+                // Game ids are hex digests; anything else would be a path trick.
+                if g.game_id.is_empty() || !g.game_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    bail!(
+                        "the coordinator sent a game id that is not a digest: {:?}",
+                        g.game_id
+                    );
+                }
+                let dir = games.join(&g.game_id);
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                let p = dir.join("result.json");
+                crate::sweep::runner::write_atomic(&p, &g.result_json)
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+                written += 1;
+                last_game = Some((g.game_id, dir));
+            }
+            Some(pb::results_part::Part::Transcript(c)) => {
+                let t = match transcript.as_mut() {
+                    Some(t) => t,
+                    None => match &last_game {
+                        Some((id, dir)) if *id == c.game_id => {
+                            transcript.insert(TranscriptFile::create(id, dir)?)
+                        }
+                        _ => bail!(
+                            "the coordinator sent a transcript piece of game {:?} out of order",
+                            c.game_id
+                        ),
+                    },
+                };
+                if t.game != c.game_id {
+                    bail!(
+                        "the coordinator sent a transcript piece of game {:?} inside game {}'s",
+                        c.game_id,
+                        t.game
+                    );
+                }
+                t.write(&c.data)?;
+                if c.last {
+                    if let Some(t) = transcript.take() {
+                        t.finish()?;
+                    }
+                    last_game = None;
+                }
+            }
+            None => {}
         }
-        // Game ids are hex digests; anything else would be a path trick.
-        if g.game_id.is_empty() || !g.game_id.chars().all(|c| c.is_ascii_alphanumeric()) {
-            bail!(
-                "the coordinator sent a game id that is not a digest: {:?}",
-                g.game_id
-            );
-        }
-        let dir = games.join(&g.game_id);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let write = |name: &str, text: &str| -> Result<()> {
-            let p = dir.join(name);
-            crate::sweep::runner::write_atomic(&p, text)
-                .with_context(|| format!("cannot write {}", p.display()))
-        };
-        write("result.json", &g.result_json)?;
-        if !g.transcript_jsonl.is_empty() {
-            write("transcript.jsonl", &g.transcript_jsonl)?;
-        }
-        written += 1;
+    }
+    if let Some(t) = transcript {
+        bail!(
+            "the coordinator cut the transcript of game {} short",
+            t.game
+        );
     }
     let rest: Vec<String> = not_done.iter().map(|(s, n)| format!("{n} {s}")).collect();
     eprintln!(
@@ -378,4 +455,44 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// A transcript arriving in pieces: written to `transcript.jsonl.part` and renamed when its last
+/// piece is in, so a cut stream never leaves a truncated `transcript.jsonl`.
+struct TranscriptFile {
+    game: String,
+    part: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl TranscriptFile {
+    fn create(game: &str, dir: &Path) -> Result<TranscriptFile> {
+        let part = dir.join("transcript.jsonl.part");
+        let file = std::fs::File::create(&part)
+            .with_context(|| format!("cannot create {}", part.display()))?;
+        Ok(TranscriptFile {
+            game: game.to_string(),
+            part,
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    fn write(&mut self, data: &[u8]) -> Result<()> {
+        self.file
+            .write_all(data)
+            .with_context(|| format!("cannot write {}", self.part.display()))
+    }
+
+    fn finish(self) -> Result<()> {
+        let part = self.part.clone();
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("cannot write {}", part.display()))?;
+        file.sync_all()
+            .with_context(|| format!("cannot write {}", part.display()))?;
+        let done = part.with_file_name("transcript.jsonl");
+        std::fs::rename(&part, &done).with_context(|| format!("cannot write {}", done.display()))
+    }
 }

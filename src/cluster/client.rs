@@ -10,7 +10,7 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use super::auth::{Token, WithToken};
 use super::proto::sweeps_client::SweepsClient;
 use super::proto::workers_client::WorkersClient;
-use super::ClusterError;
+use super::{ClusterError, MAX_MESSAGE_BYTES};
 
 /// The coordinator's address when none is given (`--coordinator`, `SLEUTH_COORDINATOR`).
 pub const DEFAULT_COORDINATOR: &str = "http://127.0.0.1:7400";
@@ -51,12 +51,14 @@ pub fn channel(url: &str, tls_ca: Option<&Path>) -> Result<Channel, ClusterError
     Ok(endpoint(url, tls_ca)?.connect_lazy())
 }
 
-/// A client of the public API at `url`.
+/// A client of the public API at `url`, sending and taking messages up to [`MAX_MESSAGE_BYTES`] (a
+/// submission carries every script of its sweep).
 pub fn sweeps(url: &str, tls_ca: Option<&Path>, token: Token) -> Result<Sweeps, ClusterError> {
-    Ok(SweepsClient::with_interceptor(
-        channel(url, tls_ca)?,
-        WithToken(token),
-    ))
+    Ok(
+        SweepsClient::with_interceptor(channel(url, tls_ca)?, WithToken(token))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES),
+    )
 }
 
 /// A client of the worker protocol at `url`.

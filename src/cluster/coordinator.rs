@@ -8,7 +8,7 @@
 //! is left to play, makes sure every unfinished game of a running sweep has an entry in the queue
 //! (`push_new` queues nothing twice), and exports the cluster's gauges.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, RwLock};
@@ -16,14 +16,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
 use serde::{Deserialize, Serialize};
+use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 use super::auth::{RequireToken, Token};
+use super::models::{self as declared, Declarations, Declared, Refusal};
 use super::proto::sweeps_server::{Sweeps, SweepsServer};
 use super::proto::workers_server::{Workers, WorkersServer};
 use super::proto::{self as pb};
 use super::queue::{GameEntry, WorkQueue};
-use super::{submission, ClusterError};
+use super::{submission, ClusterError, MAX_MESSAGE_BYTES, TRANSCRIPT_CHUNK};
 use crate::store::{GameState, RedisStore, SourceTotals, Store, StoreError, SweepStatus};
 use crate::sweep::runner;
 use crate::telemetry as tm;
@@ -41,9 +43,21 @@ pub struct CoordinatorConfig {
     pub tls: Option<(Vec<u8>, Vec<u8>)>,
     /// How often workers heartbeat.
     pub heartbeat: Duration,
-    /// After how long without a touch a worker's entries are claimed by others.
+    /// After how long without a touch a worker's entries are claimed by others: at least
+    /// [`MIN_HEARTBEATS_PER_CLAIM`] heartbeats ([`CoordinatorConfig::check`]).
     pub claim_idle: Duration,
+    /// The most games one sweep may plan; a larger submission is refused before anything is
+    /// planned or queued.
+    pub max_games: u64,
 }
+
+/// The games per sweep a coordinator takes by default: every game is a hash in Redis, an entry in
+/// the queue and, on every worker that plays one of them, a spec in memory.
+pub const DEFAULT_MAX_GAMES: u64 = 100_000;
+
+/// A worker's entries may be claimed only after this many heartbeats were missed: one late
+/// heartbeat of a loaded worker must not hand its games to others while it still plays them.
+pub const MIN_HEARTBEATS_PER_CLAIM: u32 = 3;
 
 impl CoordinatorConfig {
     /// The settings a deployment rarely changes: heartbeats every 2 s, entries claimed after 15 s of
@@ -57,7 +71,36 @@ impl CoordinatorConfig {
             tls: None,
             heartbeat: Duration::from_secs(2),
             claim_idle: Duration::from_secs(15),
+            max_games: DEFAULT_MAX_GAMES,
         }
+    }
+
+    /// Refuses settings that would make the cluster misbehave: a claim timeout shorter than
+    /// [`MIN_HEARTBEATS_PER_CLAIM`] heartbeats, a zero heartbeat or a zero game cap.
+    pub fn check(&self) -> Result<(), ClusterError> {
+        if self.heartbeat.is_zero() {
+            return Err(ClusterError::Setup(
+                "the heartbeat interval must be longer than 0".into(),
+            ));
+        }
+        let least = self.heartbeat * MIN_HEARTBEATS_PER_CLAIM;
+        if self.claim_idle < least {
+            return Err(ClusterError::Setup(format!(
+                "--claim-idle-secs {} is shorter than {MIN_HEARTBEATS_PER_CLAIM} heartbeats \
+                 ({MIN_HEARTBEATS_PER_CLAIM} × {:?} = {:?}): a busy worker whose heartbeat is late \
+                 would have its games claimed by others while it still plays them; give at least {}",
+                self.claim_idle.as_secs_f64(),
+                self.heartbeat,
+                least,
+                least.as_secs_f64().ceil()
+            )));
+        }
+        if self.max_games == 0 {
+            return Err(ClusterError::Setup(
+                "--max-games-per-sweep must be at least 1".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -73,6 +116,10 @@ struct WorkerRecord {
     /// Unix milliseconds of its registration and its last heartbeat, by the coordinator's clock.
     registered_ms: u64,
     last_ms: u64,
+    /// The models it serves (`sleuth worker --models`), by name; a record of an older coordinator
+    /// has none.
+    #[serde(default)]
+    models: BTreeMap<String, Declared>,
 }
 
 /// A worker silent this long is forgotten (its games were claimed by others long before).
@@ -97,6 +144,7 @@ struct Shared {
     namespace: String,
     heartbeat: Duration,
     claim_idle: Duration,
+    max_games: u64,
     /// The cancelled sweeps as the loop last read them from the store: what heartbeats answer with,
     /// so that a heartbeat (every worker, every 2 s) costs no read of every sweep.
     cancelled: Arc<RwLock<Vec<String>>>,
@@ -168,6 +216,22 @@ impl Shared {
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 
+    /// What the live workers (heard from within the claim timeout) declare they serve.
+    async fn declarations(&self) -> Result<Declarations, Status> {
+        let now = now_ms();
+        let idle = self.claim_idle.as_millis() as u64;
+        let mut out = Declarations::new();
+        for (id, r) in self.workers().await? {
+            if now.saturating_sub(r.last_ms) >= idle {
+                continue;
+            }
+            for (name, d) in r.models {
+                out.entry(name).or_default().push((id.clone(), d));
+            }
+        }
+        Ok(out)
+    }
+
     /// Where a sweep stands now.
     async fn progress(&self, sweep: &str) -> Result<pb::Progress, Status> {
         let record = self
@@ -201,7 +265,25 @@ struct SweepsService(Shared);
 struct WorkersService(Shared);
 
 type ProgressStream = Pin<Box<dyn Stream<Item = Result<pb::Progress, Status>> + Send>>;
-type ResultStream = Pin<Box<dyn Stream<Item = Result<pb::GameResult, Status>> + Send>>;
+type ResultStream = Pin<Box<dyn Stream<Item = Result<pb::ResultsPart, Status>> + Send>>;
+
+fn refusal_status(r: Refusal) -> Status {
+    match r {
+        Refusal::Conflict(m) => Status::invalid_argument(m),
+        Refusal::Undeclared(m) => Status::failed_precondition(m),
+    }
+}
+
+/// Plans a submission on tokio's blocking pool: a sweep of many games takes a while to expand, and
+/// the coordinator's async threads keep answering heartbeats meanwhile.
+async fn plan_off_thread(
+    req: pb::SubmitRequest,
+) -> Result<(crate::sweep::Plan, pb::SubmitRequest), Status> {
+    tokio::task::spawn_blocking(move || submission::plan(&req).map(|p| (p, req)))
+        .await
+        .map_err(|e| Status::internal(format!("planning stopped: {e}")))?
+        .map_err(|e| Status::invalid_argument(e.to_string()))
+}
 
 #[tonic::async_trait]
 impl Sweeps for SweepsService {
@@ -210,10 +292,25 @@ impl Sweeps for SweepsService {
         request: Request<pb::SubmitRequest>,
     ) -> Result<Response<pb::SubmitResponse>, Status> {
         let s = &self.0;
-        let req = request.into_inner();
+        let mut req = request.into_inner();
+        // Measured before it is planned: planning builds every game's spec in memory.
+        let size = submission::size(&req).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        if size.games > u128::from(s.max_games) {
+            return Err(Status::resource_exhausted(format!(
+                "{}: the sweep plans {size}, more than the {} games per sweep this coordinator \
+                 takes (`sleuth coordinator --max-games-per-sweep`); split it into smaller sweeps",
+                req.file_name, s.max_games
+            )));
+        }
+        // Endpoints and keys are the workers' (`cluster::models`): refused if the file sets others,
+        // pinned to the declared ones otherwise, so every node plans the same specs and ids.
+        let declared = s.declarations().await?;
+        req.sweep_toml =
+            declared::pin_endpoints(&req.sweep_toml, &declared).map_err(refusal_status)?;
         // Planned exactly as a local run plans it: every check a local run makes, before anything is
         // queued or spent.
-        let plan = submission::plan(&req).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let (plan, req) = plan_off_thread(req).await?;
+        declared::check_served(&plan, &declared).map_err(refusal_status)?;
         let sweep_id = plan.sweep.file.name.clone();
         let bytes = submission::encode(&req);
         let kept = s
@@ -224,9 +321,10 @@ impl Sweeps for SweepsService {
         if kept != bytes {
             // Submitted before: the same games (from another directory, say) continue that sweep;
             // other games under the same name would mix two experiments.
-            let before = submission::decode(&kept)
-                .ok()
-                .and_then(|r| submission::plan(&r).ok());
+            let before = match submission::decode(&kept) {
+                Ok(r) => plan_off_thread(r).await.ok().map(|(p, _)| p),
+                Err(_) => None,
+            };
             let ids = |p: &crate::sweep::Plan| -> Vec<String> {
                 p.games.iter().map(|g| g.id.clone()).collect()
             };
@@ -371,6 +469,14 @@ impl Sweeps for SweepsService {
         let games = s.store.games(&req.sweep_id).await.map_err(store_status)?;
         let (tx, rx) = tokio::sync::mpsc::channel(8);
         tokio::spawn(async move {
+            let send = |part: pb::results_part::Part| {
+                let tx = tx.clone();
+                async move {
+                    tx.send(Ok(pb::ResultsPart { part: Some(part) }))
+                        .await
+                        .is_ok()
+                }
+            };
             for g in games {
                 let mut out = pb::GameResult {
                     game_id: g.id.clone(),
@@ -380,10 +486,10 @@ impl Sweeps for SweepsService {
                     repeat: g.repeat,
                     state: g.state.as_str().to_string(),
                     result_json: String::new(),
-                    transcript_jsonl: String::new(),
                     reason: g.reason.unwrap_or_default(),
                     stage: g.stage.unwrap_or_default(),
                 };
+                let mut transcript = None;
                 if g.state == GameState::Done {
                     match s.store.result(&g.id).await {
                         Ok(r) => out.result_json = r.unwrap_or_default(),
@@ -394,7 +500,7 @@ impl Sweeps for SweepsService {
                     }
                     if req.transcripts {
                         match s.store.transcript(&g.id).await {
-                            Ok(t) => out.transcript_jsonl = t.unwrap_or_default(),
+                            Ok(t) => transcript = t.filter(|t| !t.is_empty()),
                             Err(e) => {
                                 let _ = tx.send(Err(store_status(e))).await;
                                 return;
@@ -402,8 +508,23 @@ impl Sweeps for SweepsService {
                         }
                     }
                 }
-                if tx.send(Ok(out)).await.is_err() {
+                if !send(pb::results_part::Part::Game(out)).await {
                     return;
+                }
+                // A transcript is as long as its game: it goes in pieces, never in one message.
+                if let Some(t) = transcript {
+                    let bytes = t.into_bytes();
+                    let pieces = bytes.len().div_ceil(TRANSCRIPT_CHUNK);
+                    for (i, piece) in bytes.chunks(TRANSCRIPT_CHUNK).enumerate() {
+                        let chunk = pb::TranscriptChunk {
+                            game_id: g.id.clone(),
+                            data: piece.to_vec(),
+                            last: i + 1 == pieces,
+                        };
+                        if !send(pb::results_part::Part::Transcript(chunk)).await {
+                            return;
+                        }
+                    }
                 }
             }
         });
@@ -457,6 +578,7 @@ impl Workers for WorkersService {
                 metrics_addr: req.metrics_addr,
                 registered_ms: now,
                 last_ms: now,
+                models: req.models.iter().map(declared::from_proto).collect(),
             },
         )
         .await?;
@@ -594,6 +716,7 @@ pub async fn serve(
     cfg: CoordinatorConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ClusterError> {
+    cfg.check()?;
     let store = RedisStore::connect(&cfg.redis, &cfg.namespace).await?;
     let queue = WorkQueue::open(store.connection(), &cfg.namespace).await?;
     let shared = Shared {
@@ -603,6 +726,7 @@ pub async fn serve(
         namespace: cfg.namespace.clone(),
         heartbeat: cfg.heartbeat,
         claim_idle: cfg.claim_idle,
+        max_games: cfg.max_games,
         cancelled: Arc::default(),
     };
 
@@ -647,8 +771,12 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(reflection_alpha)
-        .add_service(SweepsServer::with_interceptor(
-            SweepsService(shared.clone()),
+        // A submission carries every script of the sweep: larger than tonic's default 4 MiB by
+        // design (results stream in pieces, so nothing else needs it).
+        .add_service(InterceptedService::new(
+            SweepsServer::new(SweepsService(shared.clone()))
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
             auth.clone(),
         ))
         .add_service(WorkersServer::with_interceptor(

@@ -5,7 +5,8 @@
 //! live in Redis, so losing any process costs only time: the [`coordinator`] answers the API and keeps
 //! nothing of its own; [`worker`]s read game entries from the [`queue`], play them with the shared
 //! cache, models' [`limits`] and the sweep's [`budget`] (which a worker's gateway checks through
-//! [`gate`]), and write results to the Redis store.
+//! [`gate`]), and write results to the Redis store. A model's endpoint and key come from the workers'
+//! declarations ([`models`]), never from a submission.
 
 pub mod auth;
 pub mod budget;
@@ -13,12 +14,23 @@ pub mod client;
 pub mod coordinator;
 pub mod gate;
 pub mod limits;
+pub mod models;
 pub mod proto;
 pub mod queue;
 pub mod submission;
 pub mod worker;
 
 use crate::store::StoreError;
+
+/// The largest gRPC message the coordinator and its clients take (tonic's default is 4 MiB). A
+/// submission — the sweep file with the text of every script it names — is the one message that is
+/// large by design; it is bounded by this, and `sleuth submit` refuses a larger one with a message
+/// before sending it.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most of a transcript one `Results` message carries: a long game's transcript (several MB with
+/// a real model) goes in pieces of this size.
+pub const TRANSCRIPT_CHUNK: usize = 1024 * 1024;
 
 /// Why a cluster process could not do its job.
 #[derive(Debug, thiserror::Error)]

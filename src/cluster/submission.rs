@@ -45,6 +45,54 @@ pub fn read(path: &Path) -> Result<SubmitRequest, SweepError> {
     })
 }
 
+/// How many games a submission plans, counted without planning them: arms (explicit arms, or one,
+/// times each axis's values) × distinct script files × repeats (or seeds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub arms: u128,
+    pub scripts: u128,
+    pub repeats: u128,
+    pub games: u128,
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} games ({} arms × {} scripts × {} repeats)",
+            self.games, self.arms, self.scripts, self.repeats
+        )
+    }
+}
+
+/// The size of the grid a submission plans, from the file's shape alone: a file asking for four
+/// billion repeats is measured in microseconds and refused, where planning it would build every
+/// game's spec in memory first.
+pub fn size(req: &SubmitRequest) -> Result<Size, SweepError> {
+    let sweep = LoadedSweep::parse(Path::new(&req.file_name), req.sweep_toml.clone())?;
+    let explicit = sweep.file.arms.len().max(1) as u128;
+    let arms = sweep.axes.iter().fold(explicit, |n, (_, values)| {
+        n.saturating_mul(values.len() as u128)
+    });
+    let mut paths = std::collections::HashSet::new();
+    for e in &req.scripts {
+        for f in &e.files {
+            paths.insert(f.path.as_str());
+        }
+    }
+    let scripts = paths.len() as u128;
+    let repeats = match &sweep.file.seeds {
+        Some(s) => s.len() as u128,
+        None => u128::from(sweep.file.repeats.unwrap_or(1)),
+    };
+    Ok(Size {
+        arms,
+        scripts,
+        repeats,
+        games: arms.saturating_mul(scripts).saturating_mul(repeats),
+    })
+}
+
 /// Plans a submission exactly as `sleuth sweep run` plans the file on the client's machine.
 pub fn plan(req: &SubmitRequest) -> Result<Plan, SweepError> {
     let path = PathBuf::from(&req.file_name);

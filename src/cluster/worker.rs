@@ -24,6 +24,7 @@ use tokio::sync::{watch, Notify};
 use super::auth::Token;
 use super::client;
 use super::gate::{RedisLimits, Refusal};
+use super::models::WorkerModels;
 use super::proto as pb;
 use super::queue::{Delivery, WorkQueue};
 use super::{submission, ClusterError};
@@ -51,7 +52,13 @@ pub struct WorkerConfig {
     pub metrics_addr: Option<SocketAddr>,
     /// Scratch space for the games' files before they are written to the store.
     pub work_dir: PathBuf,
+    /// The models this worker serves (`--models`): their endpoints and key variables are the only
+    /// ones it sends requests to and reads keys from.
+    pub models: WorkerModels,
 }
+
+/// How long a worker holds an entry of a model it does not serve before putting it back.
+const NOT_SERVED_PAUSE: Duration = Duration::from_secs(1);
 
 /// What a worker did, when it stops.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +87,9 @@ enum Runtime {
     /// This worker cannot play the sweep's games at all (a model's API key or the prompts directory
     /// is missing here): each of them fails with this reason rather than going round the queue.
     Unplayable(String),
+    /// The games use a model this worker does not serve (at the endpoint the sweep has): their
+    /// entries go back to the queue for a worker that does.
+    NotServed(String),
 }
 
 /// What every task of the worker shares.
@@ -90,6 +100,7 @@ struct Worker {
     queue: WorkQueue,
     namespace: String,
     work_dir: PathBuf,
+    models: WorkerModels,
     rpc: client::Workers,
     runtimes: tokio::sync::Mutex<HashMap<String, Arc<Runtime>>>,
     /// Entries being played, by entry id: what the heartbeat touches.
@@ -141,10 +152,23 @@ impl Worker {
             tracing::warn!(%sweep, %reason, "cannot play the sweep");
             Runtime::Unplayable(reason)
         };
-        let plan = match submission::plan(&req) {
-            Ok(p) => Arc::new(p),
+        // Planned on the blocking pool: a large sweep takes a while to expand, and this worker's
+        // heartbeats and games go on meanwhile.
+        let planned = tokio::task::spawn_blocking(move || submission::plan(&req))
+            .await
+            .map_err(|e| ClusterError::Setup(format!("sweep `{sweep}`: planning stopped: {e}")))?;
+        let mut plan = match planned {
+            Ok(p) => p,
             Err(e) => return Ok(unplayable(e)),
         };
+        // The cluster's limits are the sweep's; this worker's own endpoint, key variable and limits
+        // are its declaration's.
+        let shared_limits = models::limit_settings(&plan);
+        if let Err(reason) = self.models.apply(&mut plan) {
+            tracing::info!(%sweep, %reason, "leaving the sweep's games to other workers");
+            return Ok(Runtime::NotServed(reason));
+        }
+        let plan = Arc::new(plan);
         if let Err(e) = models::check_keys(&plan) {
             return Ok(unplayable(e));
         }
@@ -170,7 +194,7 @@ impl Worker {
                 max_usd: file.budget.max_usd,
                 max_tokens: file.budget.max_tokens,
             },
-            models::limit_settings(&plan),
+            shared_limits,
         ));
         let state = GatewayState::new(GatewayParts {
             router,
@@ -272,6 +296,12 @@ impl Worker {
                     .await?;
                 self.report(d, "failed", reason, "");
                 return Ok(Settle::Finish);
+            }
+            Runtime::NotServed(reason) => {
+                tracing::debug!(game = %d.game, %reason, "not served here: back to the queue");
+                // Not at once: another worker that serves the model should take it first.
+                tokio::time::sleep(NOT_SERVED_PAUSE).await;
+                return Ok(Settle::Requeue);
             }
         };
         if rt.limits.refused().borrow().is_some() {
@@ -460,7 +490,13 @@ pub async fn run(
         capacity: cfg.capacity as u32,
         metrics_addr: cfg.metrics_addr.map(|a| a.to_string()).unwrap_or_default(),
         worker_id: String::new(),
+        models: cfg.models.to_proto(),
     };
+    for (name, (d, _)) in &cfg.models.models {
+        if d.provider != "simulated" && std::env::var_os(&d.api_key_env).is_none() {
+            tracing::warn!(model = %name, var = %d.api_key_env, "the key variable of a declared model is not set: its games fail here");
+        }
+    }
     let reg = register_with_retries(&mut rpc, &register, &mut signals).await?;
     let store = RedisStore::connect(&cfg.redis, &reg.namespace).await?;
     // The store already opened this URL, so it parses; the error (which could quote the URL and its
@@ -483,6 +519,7 @@ pub async fn run(
         queue,
         namespace: reg.namespace.clone(),
         work_dir: cfg.work_dir.join(sanitize(&reg.worker_id)),
+        models: cfg.models.clone(),
         rpc,
         runtimes: tokio::sync::Mutex::new(HashMap::new()),
         in_flight: Mutex::new(HashSet::new()),

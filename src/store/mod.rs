@@ -138,4 +138,10 @@ pub trait Store: Send + Sync {
     fn totals<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<TotalsRow>>;
     /// The ledger entries of one run (what one process paid for and what it was served).
     fn ledger<'a>(&'a self, run: &'a str) -> StoreFuture<'a, Vec<LedgerEntry>>;
+
+    /// How many reads the gateway's cache should send this store at once: more wait their turn as
+    /// cheap futures. A store whose reads past some number cost more than they gain (SQLite opens a
+    /// connection for each read past its pool) says so here; a server that answers many clients at
+    /// once (Redis, over one multiplexed connection) takes many.
+    fn max_parallel_lookups(&self) -> usize;
 }

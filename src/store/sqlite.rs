@@ -405,6 +405,12 @@ fn insert_ledger(c: &Connection, entries: &[LedgerEntry]) -> rusqlite::Result<()
 }
 
 impl Store for SqliteStore {
+    /// Its pool of reading connections: a read past them opens (and closes) a connection of its own,
+    /// paying for opening the file, reading the schema and preparing the statement again.
+    fn max_parallel_lookups(&self) -> usize {
+        READERS
+    }
+
     fn open_sweep<'a>(&'a self, sweep: &'a SweepRecord) -> StoreFuture<'a, SweepRecord> {
         let s = sweep.clone();
         Box::pin(async move {

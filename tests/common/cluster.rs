@@ -128,6 +128,9 @@ pub struct Options {
     pub aof: bool,
     /// `SLEUTH_LOG` of every process.
     pub log: &'static str,
+    /// The workers' `--models` file (TOML), when they serve a model other than the simulated one
+    /// (see [`mock_declaration`]).
+    pub worker_models: Option<String>,
 }
 
 impl Default for Options {
@@ -139,6 +142,7 @@ impl Default for Options {
             metrics: false,
             aof: false,
             log: "info",
+            worker_models: None,
         }
     }
 }
@@ -262,7 +266,12 @@ impl Cluster {
             let mut cmd = self.sleuth();
             cmd.args(["coordinator", "--redis", &self.redis_url()])
                 .args(["--listen", &format!("127.0.0.1:{}", self.coordinator_port)])
-                .args(["--claim-idle-secs", &self.opts.claim_idle_secs.to_string()]);
+                .args(["--claim-idle-secs", &self.opts.claim_idle_secs.to_string()])
+                // Three heartbeats per claim timeout, the fewest the coordinator takes.
+                .args([
+                    "--heartbeat-ms",
+                    &(self.opts.claim_idle_secs * 1000 / 3).to_string(),
+                ]);
             if self.opts.metrics {
                 let addr = self
                     .coordinator_metrics
@@ -323,6 +332,11 @@ impl Cluster {
             .args(["--capacity", &self.opts.capacity.to_string()])
             .arg("--work-dir")
             .arg(self.path(&format!("work-{n}")));
+        if let Some(models) = &self.opts.worker_models {
+            let file = self.path("worker-models.toml");
+            std::fs::write(&file, models).expect("write the workers' models file");
+            cmd.arg("--models").arg(file);
+        }
         if self.opts.metrics && token == TOKEN {
             let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
             self.worker_metrics.push(addr);
@@ -620,4 +634,12 @@ pub fn mock_model(base_url: &str, max_concurrency: Option<usize>) -> String {
         s.push_str(&format!("max_concurrency = {c}\n"));
     }
     s
+}
+
+/// The workers' `--models` declaration of `m` at the mock at `base_url`, its key in [`KEY_ENV`]: what
+/// a sweep using [`mock_model`] needs on a cluster.
+pub fn mock_declaration(base_url: &str) -> String {
+    format!(
+        "[models.m]\nprovider = \"openai\"\nbase_url = {base_url:?}\napi_key_env = {KEY_ENV:?}\n"
+    )
 }

@@ -176,17 +176,6 @@ pub fn decode_vectors(bytes: &[u8]) -> Option<EmbedResponse> {
     })
 }
 
-/// Lookups the cache sends to its store at once.
-///
-/// The SQLite store answers reads on tokio's blocking pool from a pool of four connections
-/// (`store::sqlite`, `READERS`); a fifth read at the same moment opens a connection of its own and
-/// closes it after one query, paying for opening the file, reading the schema and preparing the
-/// statement again — about three quarters of the CPU of a gateway call when a thousand calls look
-/// up at once (`benches/gateway.rs`, profiled). Queuing lookups here, as cheap futures, keeps every
-/// read on a warm connection; a lookup takes tens of microseconds, so four at a time serve tens of
-/// thousands a second.
-const LOOKUPS_AT_ONCE: usize = 4;
-
 /// Keys landed recently enough that a lookup may have read the store just before their write
 /// committed; two generations of this many are kept (see [`Flights`]).
 const RECENT_LANDINGS: usize = 4_096;
@@ -263,10 +252,17 @@ impl Drop for Flight {
 
 impl Cache {
     pub fn new(store: Arc<dyn Store>) -> Arc<Cache> {
+        // As many lookups at once as the store takes well (`Store::max_parallel_lookups`): the
+        // SQLite store answers reads from a pool of four connections, and a fifth read at the same
+        // moment opens a connection of its own for one query — about three quarters of the CPU of a
+        // gateway call when a thousand calls look up at once (`benches/gateway.rs`, profiled);
+        // queued as cheap futures, every read stays on a warm connection. Redis answers many reads
+        // at once over one connection, so a worker's round trips overlap.
+        let lookups = tokio::sync::Semaphore::new(store.max_parallel_lookups().max(1));
         Arc::new(Cache {
             store,
             flights: Mutex::new(Flights::default()),
-            lookups: tokio::sync::Semaphore::new(LOOKUPS_AT_ONCE),
+            lookups,
         })
     }
 
