@@ -20,4 +20,5 @@ pub mod store;
 pub mod sweep;
 pub mod telemetry;
 pub mod text;
+pub mod tls;
 pub mod transcript;

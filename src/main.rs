@@ -1,10 +1,12 @@
 //! The `sleuth` binary: parse flags, set up logging, run, and turn an error into one line and an exit
 //! status. Everything else lives in the library.
 
-use sleuth::cli::{run, Cli};
+use sleuth::cli::{run_on, Cli};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse_args();
+    // Before any TLS client or server is built (reqwest needs a process default: src/tls.rs).
+    sleuth::tls::install_crypto_provider();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SLEUTH_LOG")
@@ -22,7 +24,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    // Not `runtime.block_on(run(cli))` here: see `run_on` (it keeps the build's last step short).
+    match run_on(&runtime, cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // One line: the chain of causes joined, so the file, field and expectation stay together.

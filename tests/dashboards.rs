@@ -1341,6 +1341,8 @@ fn encode(s: &str) -> String {
 }
 
 async fn get_json(url: &str) -> Result<Value, String> {
+    // reqwest needs the process's TLS provider even for plain HTTP (src/tls.rs).
+    sleuth::tls::install_crypto_provider();
     let r = reqwest::get(url).await.map_err(|e| e.to_string())?;
     let status = r.status();
     let text = r.text().await.map_err(|e| e.to_string())?;
@@ -1493,6 +1495,7 @@ async fn a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel(
     restart_a_gateway().await;
 
     let url = format!("http://{metrics_addr}/metrics");
+    sleuth::tls::install_crypto_provider();
     let text = reqwest::get(&url)
         .await
         .unwrap_or_else(|e| panic!("cannot scrape {url}: {e}"))

@@ -141,6 +141,8 @@ async fn metrics_endpoint_serves_the_games_metrics() {
     }
 
     let url = format!("http://127.0.0.1:{port}/metrics");
+    // reqwest needs the process's TLS provider even for plain HTTP (src/tls.rs).
+    sleuth::tls::install_crypto_provider();
     let response = reqwest::get(&url)
         .await
         .unwrap_or_else(|e| panic!("cannot scrape {url}: {e}"));

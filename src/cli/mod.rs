@@ -102,6 +102,16 @@ impl Cli {
     }
 }
 
+/// Runs the parsed command to its end on `runtime`: what the binary calls.
+///
+/// Not `runtime.block_on(run(cli))` in `main.rs`: an async fn's state machine is compiled in the crate
+/// that polls it, so blocking there compiled every command's futures a second time, in the binary (75
+/// CPU-seconds of a cold release build, on its serial tail; `docs/benchmarks.md`, *First build*). Called
+/// here, they are compiled once, in the library.
+pub fn run_on(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<()> {
+    runtime.block_on(run(cli))
+}
+
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {

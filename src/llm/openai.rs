@@ -78,6 +78,8 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// Builds the client. TCP_NODELAY is set: a Nagle stall adds tens of milliseconds to every request.
     pub fn new(settings: &OpenAiSettings) -> Result<Self, ProviderError> {
+        // reqwest has no provider of its own here: it uses the process default (ring, src/tls.rs).
+        crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .tcp_nodelay(true)
             .timeout(settings.timeout)

@@ -21,6 +21,7 @@ async fn server(config: MockConfig) -> MockServer {
 }
 
 fn client() -> reqwest::Client {
+    crate::tls::install_crypto_provider();
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .build()
