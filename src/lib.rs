@@ -4,6 +4,7 @@
 //! [`game::play`] for one game end to end, and `docs/architecture.md` for how the parts fit.
 
 pub mod agent;
+pub mod backoff;
 pub mod cli;
 pub mod cluster;
 pub mod cpu;

@@ -16,6 +16,7 @@ pub const LLM_COST: &str = "sleuth_llm_cost_microusd_total";
 pub const LLM_RETRIES: &str = "sleuth_llm_retries_total";
 pub const LLM_PARSE_FAILURES: &str = "sleuth_llm_parse_failures_total";
 pub const LLM_IN_FLIGHT: &str = "sleuth_llm_requests_in_flight";
+pub const LLM_CONCURRENCY_LIMIT: &str = "sleuth_llm_concurrency_limit";
 pub const LLM_CACHE_HITS: &str = "sleuth_llm_cache_hits_total";
 pub const GAMES: &str = "sleuth_games_total";
 pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
@@ -59,6 +60,7 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (LLM_RETRIES, MetricKind::Counter),
     (LLM_PARSE_FAILURES, MetricKind::Counter),
     (LLM_IN_FLIGHT, MetricKind::Gauge),
+    (LLM_CONCURRENCY_LIMIT, MetricKind::Gauge),
     (LLM_CACHE_HITS, MetricKind::Counter),
     (GAMES, MetricKind::Counter),
     (GAMES_IN_FLIGHT, MetricKind::Gauge),
@@ -145,6 +147,11 @@ pub fn describe() {
         LLM_IN_FLIGHT,
         Unit::Count,
         "LLM requests being processed by the gateway now."
+    );
+    describe_gauge!(
+        LLM_CONCURRENCY_LIMIT,
+        Unit::Count,
+        "Requests this process sends a model at once now, by model: the adaptive limit (AIMD between 1 and max_concurrency), or the fixed one."
     );
     describe_counter!(
         GAMES,

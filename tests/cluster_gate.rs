@@ -64,7 +64,7 @@ async fn worker_gateway(
     })
     .expect("client builds");
     let mut route = Route::new(Arc::new(provider), Some(&server.base_url()));
-    route.limits = ModelLimits::new(settings).map(Arc::new);
+    route.limits = ModelLimits::new(MODEL, settings).map(Arc::new);
     let mut router = Router::default();
     router.add(MODEL, route);
     Gateway::start_with(GatewayParts {
@@ -318,7 +318,7 @@ async fn a_slot_held_past_its_ttl_is_renewed_not_stolen_and_comes_back_when_drop
     .with_lease_ttl(ttl);
     let cl = ClusterLimits::new(conn(&redis).await, "gate");
 
-    let held = a.slot(MODEL).await.expect("a slot").expect("a limit");
+    let held = a.slot(MODEL, 1.0).await.expect("a slot").expect("a limit");
     // Two TTLs later the lease is still a's: renewed, and no one else can take the only slot.
     tokio::time::sleep(ttl * 2).await;
     assert_eq!(cl.held(MODEL).await.expect("held"), 1);
@@ -326,7 +326,7 @@ async fn a_slot_held_past_its_ttl_is_renewed_not_stolen_and_comes_back_when_drop
         !cl.try_slot(MODEL, 1, "thief", ttl).await.expect("try"),
         "a renewed slot is not free"
     );
-    let waiting = tokio::time::timeout(ttl, b.slot(MODEL)).await;
+    let waiting = tokio::time::timeout(ttl, b.slot(MODEL, 1.0)).await;
     assert!(waiting.is_err(), "b waits while a holds the slot");
 
     drop(held);
@@ -335,7 +335,7 @@ async fn a_slot_held_past_its_ttl_is_renewed_not_stolen_and_comes_back_when_drop
         async move { cl.held(MODEL).await.expect("held") == 0 }
     })
     .await;
-    let got = tokio::time::timeout(Duration::from_secs(30), b.slot(MODEL))
+    let got = tokio::time::timeout(Duration::from_secs(30), b.slot(MODEL, 1.0))
         .await
         .expect("b gets the slot once a let it go")
         .expect("a slot");
@@ -343,7 +343,7 @@ async fn a_slot_held_past_its_ttl_is_renewed_not_stolen_and_comes_back_when_drop
     drop(got);
 
     // A model without a concurrency limit takes no slot.
-    assert!(a.slot("unlimited").await.expect("no limit").is_none());
+    assert!(a.slot("unlimited", 1.0).await.expect("no limit").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

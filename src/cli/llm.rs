@@ -9,7 +9,8 @@ use clap::Args;
 
 use crate::game::ProviderSpec;
 use crate::llm::{
-    GatewayConfig, OpenAiProvider, OpenAiSettings, Pricing, SharedProvider, SimulatedProvider,
+    Gateway, GatewayConfig, GatewayParts, LimitSettings, ModelLimits, OpenAiProvider,
+    OpenAiSettings, Pricing, Route, Router, SharedProvider, SimulatedProvider,
 };
 
 /// Which model to reach and how: shared by every command that calls a model.
@@ -39,9 +40,17 @@ pub struct LlmArgs {
     /// First retry backoff in milliseconds (doubles per retry, with jitter; Retry-After wins if longer).
     #[arg(long, default_value_t = 500)]
     pub retry_base_ms: u64,
-    /// Per-attempt timeout in seconds.
+    /// Per-attempt timeout in seconds, from when the request is sent.
     #[arg(long, default_value_t = 120)]
     pub timeout_secs: u64,
+    /// Requests sent to the model at once, at most. The limit adapts below it (halved on 429s and
+    /// timeouts, grown back while latency holds); without it, an OpenAI-compatible server other than
+    /// OpenAI's starts at 4 and may grow to 64, and OpenAI's API and the simulated model have none.
+    #[arg(long)]
+    pub max_concurrency: Option<u32>,
+    /// Keep the concurrency limit at --max-concurrency instead of adapting it.
+    #[arg(long)]
+    pub fixed_concurrency: bool,
 }
 
 impl LlmArgs {
@@ -116,4 +125,33 @@ pub(super) fn gateway_config(a: &LlmArgs) -> GatewayConfig {
         timeout: Duration::from_secs(a.timeout_secs),
         ..GatewayConfig::default()
     }
+}
+
+/// The gateway of one game (`play`, `questions`): every model name to `provider` at `endpoint`, with
+/// the concurrency limit of the flags and the endpoint's defaults (adaptive, node-wide: every call
+/// of the process shares it).
+pub(super) async fn start_gateway(
+    a: &LlmArgs,
+    endpoint: &ProviderSpec,
+    provider: SharedProvider,
+    pricing: Pricing,
+) -> Result<Gateway> {
+    let settings = LimitSettings {
+        max_concurrency: a.max_concurrency.filter(|&n| n > 0),
+        adaptive: !a.fixed_concurrency,
+        ..LimitSettings::default()
+    }
+    .with_endpoint_defaults(&endpoint.name, endpoint.base_url.as_deref());
+    let mut route = Route::new(provider, None);
+    route.limits = ModelLimits::new(&a.model(), settings).map(Arc::new);
+    Ok(Gateway::start_with(GatewayParts {
+        router: Router::single(route),
+        pricing,
+        config: gateway_config(a),
+        cache: None,
+        budget: None,
+        ledger: None,
+        shared: None,
+    })
+    .await?)
 }

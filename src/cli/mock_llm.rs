@@ -23,9 +23,13 @@ pub struct MockArgs {
     /// Share of requests answered with an injected 429 or 500 (with Retry-After).
     #[arg(long, default_value_t = 0.0)]
     pub error_rate: f64,
-    /// Requests beyond this many at once get 429.
+    /// Requests beyond this many at once get 429 (or wait, with --queue).
     #[arg(long)]
     pub max_concurrency: Option<usize>,
+    /// Requests beyond --max-concurrency wait for a slot instead of getting 429, and run to their end
+    /// even when the client has gone (as llama.cpp's server does).
+    #[arg(long)]
+    pub queue: bool,
     /// Seed of the fault injector.
     #[arg(long, default_value_t = 0)]
     pub fault_seed: u64,
@@ -55,6 +59,7 @@ pub(super) async fn run(a: MockArgs) -> Result<()> {
         latency_jitter: Duration::from_millis(a.latency_jitter_ms),
         error_rate: a.error_rate,
         max_concurrency: a.max_concurrency,
+        queue: a.queue,
         fault_seed: a.fault_seed,
         retry_after_ms: a.retry_after_ms,
         models: a.models,

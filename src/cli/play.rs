@@ -15,7 +15,6 @@ use crate::game::{
     self, EmbedderChoice, GameConfig, GameSpec, JudgeChoice, MirageSettings, Protocol,
     ProtocolSettings, ScriptRef, ThinkThriceSettings, WellPlaySettings,
 };
-use crate::llm::Gateway;
 use crate::script::{Language, Script};
 
 /// Flags of `sleuth play`.
@@ -184,7 +183,7 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     if let Some(addr) = a.metrics_addr {
         crate::telemetry::serve_metrics(addr)?;
     }
-    let gateway = Gateway::start(provider, pricing, llm::gateway_config(&a.llm)).await?;
+    let gateway = llm::start_gateway(&a.llm, &spec.provider, provider, pricing).await?;
     let result = game::play(script, config, gateway.clone()).await;
     if let Some(pb) = &progress {
         pb.finish_and_clear();

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 
-use super::llm::{gateway_config, provider_from, LlmArgs};
-use crate::llm::Gateway;
+use super::llm::{provider_from, LlmArgs};
 use crate::script::Script;
 
 /// `sleuth questions …`
@@ -64,7 +63,7 @@ pub(super) async fn generate(a: GenerateArgs) -> Result<()> {
         a.prompts_dir.as_deref(),
         &[crate::questions::PURPOSE],
     )?;
-    let gateway = Gateway::start(provider, pricing, gateway_config(&a.llm)).await?;
+    let gateway = super::llm::start_gateway(&a.llm, &a.llm.endpoint(), provider, pricing).await?;
     let report = crate::questions::generate(&script, &gateway, &opts).await;
     gateway.stop();
     let report = report?;

@@ -3,7 +3,8 @@
 //! the limit and the sweep is marked stopped once.
 //!
 //! It follows the node's budget (`llm::gateway::budget`): before a call, reserve an upper bound on its
-//! cost and tokens; refuse it when spent + reserved + bound would pass a limit; after it, settle the
+//! cost and tokens; refuse it when spent + bound would pass a limit, and answer "busy" (ask again)
+//! when only the reservations of calls in flight stand in the way; after it, settle the
 //! reservation to what the call really cost. Amounts are integers (nano-dollars and tokens) so that
 //! sums in Redis are exact. Reservations are leases: those of a worker killed mid-call lapse after
 //! their time to live instead of holding budget for ever.
@@ -27,9 +28,12 @@ pub enum BudgetError {
 pub enum Reserve {
     /// Reserved; settle it when the call ends.
     Granted,
-    /// It would pass a limit. `first` is true for exactly one refusal of the sweep: the one whose
-    /// caller marks the sweep budget-stopped.
+    /// It would pass a limit beside what was spent. `first` is true for exactly one refusal of the
+    /// sweep: the one whose caller marks the sweep budget-stopped.
     Refused { spent: Spent, first: bool },
+    /// It would fit beside what was spent, but not beside what calls in flight hold: ask again when
+    /// they have settled (nothing is reserved, nothing is marked).
+    Busy { spent: Spent },
 }
 
 const NANO: f64 = 1e9;
@@ -39,8 +43,9 @@ fn nano(usd: f64) -> i64 {
 }
 
 /// KEYS[1] the sweep's budget hash, KEYS[2] its reservations hash. ARGV: id, usd bound (nano),
-/// tokens bound, max usd (nano, -1 none), max tokens (-1 none), ttl ms. Returns {granted (0/1),
-/// spent nano, spent tokens, first refusal (0/1)}.
+/// tokens bound, max usd (nano, -1 none), max tokens (-1 none), ttl ms. Returns {answer (1 granted,
+/// 0 refused: spent + bound passes a cap; 2 busy: it would fit but for the reservations held), spent
+/// nano, spent tokens, first refusal (0/1)}.
 const RESERVE: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -59,13 +64,17 @@ local spent_usd = tonumber(redis.call('HGET', KEYS[1], 'usd') or '0')
 local spent_tok = tonumber(redis.call('HGET', KEYS[1], 'tokens') or '0')
 local usd, tok = tonumber(ARGV[2]), tonumber(ARGV[3])
 local max_usd, max_tok = tonumber(ARGV[4]), tonumber(ARGV[5])
-if (max_usd >= 0 and spent_usd + held_usd + usd > max_usd)
-   or (max_tok >= 0 and spent_tok + held_tok + tok > max_tok) then
+if (max_usd >= 0 and spent_usd + usd > max_usd)
+   or (max_tok >= 0 and spent_tok + tok > max_tok) then
   -- The flag holds the id of the first refusal, so a retried reservation (its reply was lost) is
   -- told it was first again instead of no one being first.
   local first = redis.call('HSETNX', KEYS[1], 'stopped', ARGV[1])
   if first == 0 and redis.call('HGET', KEYS[1], 'stopped') == ARGV[1] then first = 1 end
   return {0, spent_usd, spent_tok, first}
+end
+if (max_usd >= 0 and spent_usd + held_usd + usd > max_usd)
+   or (max_tok >= 0 and spent_tok + held_tok + tok > max_tok) then
+  return {2, spent_usd, spent_tok, 0}
 end
 redis.call('HSET', KEYS[2], ARGV[1], usd .. ' ' .. tok .. ' ' .. (now + tonumber(ARGV[6])))
 return {1, spent_usd, spent_tok, 0}
@@ -158,13 +167,13 @@ impl ClusterBudget {
             usd: spent_nano as f64 / NANO,
             tokens: spent_tokens,
         };
-        Ok(if granted == 1 {
-            Reserve::Granted
-        } else {
-            Reserve::Refused {
+        Ok(match granted {
+            1 => Reserve::Granted,
+            2 => Reserve::Busy { spent },
+            _ => Reserve::Refused {
                 spent,
                 first: first == 1,
-            }
+            },
         })
     }
 

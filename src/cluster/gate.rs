@@ -28,13 +28,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rand::Rng;
 use redis::aio::ConnectionManager;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::budget::{BudgetError, ClusterBudget, Reserve};
 use super::limits::{ClusterLimits, LimitError};
+use crate::backoff::Backoff;
 use crate::llm::{
     BudgetExceeded, BudgetLimits, LimitSettings, Settle, SharedError, SharedLimits,
     SharedReservation, SharedSlot, Spent,
@@ -49,7 +49,8 @@ pub const LEASE_TTL: Duration = Duration::from_secs(30);
 pub struct RedisRetry {
     /// Tries in all, the first included.
     pub attempts: u32,
-    /// The first pause; doubles per try up to `max`, with jitter (half to all of it).
+    /// The ceiling of the first pause; doubles per try up to `max`, each pause drawn in the upper
+    /// half of its ceiling (equal jitter, [`crate::backoff`]).
     pub base: Duration,
     pub max: Duration,
 }
@@ -167,47 +168,57 @@ impl RedisLimits {
             return Ok(SharedReservation::none());
         }
         let id = self.call_id();
-        let answer = retrying(self.retry, "reserve budget", || {
-            self.budget
-                .reserve(&self.sweep, &id, est.usd, est.tokens, self.caps, self.ttl)
-        })
-        .await?;
-        match answer {
-            Reserve::Granted => {
-                let renewal = spawn_renewal(self.ttl, {
-                    let (budget, sweep, id, ttl) = (
-                        self.budget.clone(),
-                        self.sweep.clone(),
-                        id.clone(),
-                        self.ttl,
-                    );
-                    move || {
-                        let (budget, sweep, id) = (budget.clone(), sweep.clone(), id.clone());
-                        async move { budget.renew(&sweep, &id, ttl).await.map_err(budget_cause) }
-                    }
-                });
-                Ok(SharedReservation::new(HeldBudget {
-                    budget: self.budget.clone(),
-                    sweep: self.sweep.clone(),
-                    id,
-                    retry: self.retry,
-                    renewal,
-                }))
-            }
-            Reserve::Refused { spent, first } => {
-                let limit = passed_limit(self.caps, spent, est);
-                self.note_refusal(Refusal {
-                    first,
-                    spent,
-                    limit: limit.clone(),
-                });
-                Err(SharedError::Budget(BudgetExceeded {
-                    limit,
-                    est_usd: est.usd,
-                    est_tokens: est.tokens,
-                    spent_usd: spent.usd,
-                    spent_tokens: spent.tokens,
-                }))
+        let mut n = 0;
+        loop {
+            let answer = retrying(self.retry, "reserve budget", || {
+                self.budget
+                    .reserve(&self.sweep, &id, est.usd, est.tokens, self.caps, self.ttl)
+            })
+            .await?;
+            match answer {
+                // Crowded out by calls in flight (on any worker), which usually settle to less
+                // than they hold: ask again. This ends: with nothing in flight a reservation is
+                // granted or refused.
+                Reserve::Busy { .. } => {
+                    tokio::time::sleep(BUDGET_POLL.delay(n)).await;
+                    n += 1;
+                }
+                Reserve::Granted => {
+                    let renewal = spawn_renewal(self.ttl, {
+                        let (budget, sweep, id, ttl) = (
+                            self.budget.clone(),
+                            self.sweep.clone(),
+                            id.clone(),
+                            self.ttl,
+                        );
+                        move || {
+                            let (budget, sweep, id) = (budget.clone(), sweep.clone(), id.clone());
+                            async move { budget.renew(&sweep, &id, ttl).await.map_err(budget_cause) }
+                        }
+                    });
+                    return Ok(SharedReservation::new(HeldBudget {
+                        budget: self.budget.clone(),
+                        sweep: self.sweep.clone(),
+                        id,
+                        retry: self.retry,
+                        renewal,
+                    }));
+                }
+                Reserve::Refused { spent, first } => {
+                    let limit = passed_limit(self.caps, spent, est);
+                    self.note_refusal(Refusal {
+                        first,
+                        spent,
+                        limit: limit.clone(),
+                    });
+                    return Err(SharedError::Budget(BudgetExceeded {
+                        limit,
+                        est_usd: est.usd,
+                        est_tokens: est.tokens,
+                        spent_usd: spent.usd,
+                        spent_tokens: spent.tokens,
+                    }));
+                }
             }
         }
     }
@@ -227,22 +238,22 @@ impl RedisLimits {
         });
     }
 
-    async fn take_slot(&self, model: &str) -> Result<Option<SharedSlot>, SharedError> {
+    async fn take_slot(&self, model: &str, share: f64) -> Result<Option<SharedSlot>, SharedError> {
         let Some(max) = self.settings(model).max_concurrency.filter(|&n| n > 0) else {
             return Ok(None);
         };
+        let max = scaled(max, share);
         let id = self.call_id();
-        // No queue in Redis: a refused slot is asked for again after a jittered pause that doubles
-        // up to 200 ms. At most a model's local `max_concurrency` calls of this process wait here.
-        let mut pause = 5u64;
+        // No queue in Redis: a refused slot is asked for again after a pause that doubles up to
+        // 200 ms. At most a model's local limit of this process's calls wait here.
+        let mut n = 0;
         while !retrying(self.retry, "take a slot", || {
             self.limits.try_slot(model, max, &id, self.ttl)
         })
         .await?
         {
-            let jitter = rand::thread_rng().gen_range(0..=pause);
-            tokio::time::sleep(Duration::from_millis(pause / 2 + jitter)).await;
-            pause = (pause * 2).min(200);
+            tokio::time::sleep(SLOT_POLL.delay(n)).await;
+            n += 1;
         }
         let renewal = spawn_renewal(self.ttl, {
             let (limits, model, id, ttl) =
@@ -298,8 +309,9 @@ impl SharedLimits for RedisLimits {
     fn slot<'a>(
         &'a self,
         model: &'a str,
+        share: f64,
     ) -> BoxFuture<'a, Result<Option<SharedSlot>, SharedError>> {
-        Box::pin(self.take_slot(model))
+        Box::pin(self.take_slot(model, share))
     }
 
     fn admit<'a>(&'a self, model: &'a str, tokens: u64) -> BoxFuture<'a, Result<(), SharedError>> {
@@ -364,10 +376,27 @@ impl From<BudgetError> for Cause {
     }
 }
 
-/// The pause before try number `n + 1`: doubling from `base` up to `max`, half to all of it.
+/// The pause before try number `n + 1`: the one backoff ([`crate::backoff`]), doubling from
+/// `base` up to `max` with equal jitter.
 fn pause(retry: RedisRetry, n: u32) -> Duration {
-    let ceiling = retry.base.saturating_mul(1u32 << n.min(16)).min(retry.max);
-    ceiling.mul_f64(rand::thread_rng().gen_range(0.5..=1.0))
+    Backoff::new(retry.base, retry.max).delay(n)
+}
+
+/// How a refused shared slot is asked for again: from 5 ms, doubling up to 200 ms.
+const SLOT_POLL: Backoff = Backoff::new(Duration::from_millis(5), Duration::from_millis(200));
+
+/// How a reservation crowded out by calls in flight (on any worker) is asked for again: from 20 ms,
+/// doubling up to one second. Nothing in Redis wakes it when they settle.
+const BUDGET_POLL: Backoff = Backoff::new(Duration::from_millis(20), Duration::from_secs(1));
+
+/// A cluster-wide limit of `max` scaled by this process's adaptive share, never below 1.
+fn scaled(max: u32, share: f64) -> u32 {
+    let share = if share.is_finite() {
+        share.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    ((f64::from(max) * share).ceil() as u32).clamp(1, max)
 }
 
 /// Runs `op` until it succeeds, fails for good, or `retry`'s tries run out; `what` names the step in
@@ -522,6 +551,15 @@ mod tests {
             passed_limit(caps, s(0.0, 0), s(0.1, 1)),
             "max_usd = 1 or max_tokens = 100, with the calls in flight"
         );
+    }
+
+    #[test]
+    fn the_shared_limit_scales_with_the_local_share_and_never_reaches_zero() {
+        assert_eq!(scaled(10, 1.0), 10);
+        assert_eq!(scaled(10, 0.25), 3);
+        assert_eq!(scaled(10, 0.0), 1);
+        assert_eq!(scaled(10, f64::NAN), 10);
+        assert_eq!(scaled(1, 0.5), 1);
     }
 
     #[test]

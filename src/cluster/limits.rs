@@ -196,7 +196,8 @@ impl ClusterLimits {
         Ok(got == 1)
     }
 
-    /// [`ClusterLimits::try_slot`], asking again after a short jittered pause until a slot is free.
+    /// [`ClusterLimits::try_slot`], asking again after a short pause ([`crate::backoff`]) until a slot
+    /// is free.
     pub async fn slot(
         &self,
         model: &str,
@@ -204,11 +205,12 @@ impl ClusterLimits {
         holder: &str,
         ttl: Duration,
     ) -> Result<(), LimitError> {
-        let mut pause = 5u64;
+        let poll =
+            crate::backoff::Backoff::new(Duration::from_millis(5), Duration::from_millis(200));
+        let mut n = 0;
         while !self.try_slot(model, max, holder, ttl).await? {
-            let jitter = rand::random::<u64>() % (pause + 1);
-            tokio::time::sleep(Duration::from_millis(pause / 2 + jitter)).await;
-            pause = (pause * 2).min(200);
+            tokio::time::sleep(poll.delay(n)).await;
+            n += 1;
         }
         Ok(())
     }

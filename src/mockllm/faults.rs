@@ -1,7 +1,13 @@
 //! The faults the server injects, in the order a request meets them: the concurrency limit, the
 //! latency, random 429/500 errors from a seeded RNG, and malformed replies.
+//!
+//! The concurrency limit refuses what is over it (429), as a hosted provider does, or — with
+//! `queue` — makes it wait for a slot, as llama.cpp's server and vLLM do. A queued request whose
+//! client gave up (a timeout) still runs to its end and holds its slot meanwhile, as those servers'
+//! requests do: what a client abandons still delays everything queued behind it.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::Rng;
@@ -36,6 +42,34 @@ impl Shared {
                     self.config.retry_after_ms,
                 ))
             }
+        }
+    }
+
+    /// Faults 1 to 3 in order. Over the limit, a request gets 429 at once, or with `queue` waits for
+    /// a slot in a task of its own that runs to its end even if the client goes away (the permit
+    /// returned is then `None`: the slot was held, and given back, by that task).
+    pub(super) async fn admit_then_delay(
+        self: &Arc<Self>,
+    ) -> Result<Option<SemaphorePermit<'_>>, ApiError> {
+        if !(self.config.queue && self.limiter.is_some()) {
+            let permit = self.admit()?;
+            self.delay_then_maybe_fail().await?;
+            return Ok(permit);
+        }
+        let me = Arc::clone(self);
+        let job = tokio::spawn(async move {
+            let _slot = match &me.limiter {
+                Some(l) => l.acquire().await.ok(),
+                None => None,
+            };
+            me.delay_then_maybe_fail().await
+        });
+        match job.await {
+            Ok(done) => done.map(|()| None),
+            Err(e) => Err(ApiError::server_error(
+                format!("sleuth mock-llm: a queued request failed: {e}"),
+                self.config.retry_after_ms,
+            )),
         }
     }
 

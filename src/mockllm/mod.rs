@@ -19,7 +19,8 @@
 //!
 //! Faults are injected on the two POST endpoints, in this order, to exercise retry and back-off code:
 //! 1. a concurrency limit (`max_concurrency`): a request over the limit gets 429 at once, the way a
-//!    provider's concurrent-request limit answers;
+//!    provider's concurrent-request limit answers — or, with `queue`, waits for a slot, the way a
+//!    llama.cpp or vLLM server does (and runs to its end even when its client has gone);
 //! 2. a fixed `latency` before every answer, errors included (a real error costs a round trip too),
 //!    plus a random `latency_jitter` drawn from the seeded RNG;
 //! 3. random errors at `error_rate`, half 429 and half 500, drawn from a seeded RNG so a load test's
@@ -73,8 +74,11 @@ pub struct MockConfig {
     pub latency_jitter: Duration,
     /// Probability in `0..=1` that a POST request fails with 429 or 500 (half each).
     pub error_rate: f64,
-    /// Requests served at once; more get 429 immediately. `None`: no limit.
+    /// Requests served at once; more get 429 immediately (or wait, with `queue`). `None`: no limit.
     pub max_concurrency: Option<usize>,
+    /// Requests beyond `max_concurrency` wait for a slot instead of getting 429, and a request whose
+    /// client went away still runs to its end, as llama.cpp's server does.
+    pub queue: bool,
     /// Seed of the fault RNG: the same seed gives the same sequence of injected errors.
     pub fault_seed: u64,
     /// Wait the 429/500 answers ask for, in milliseconds.
@@ -106,6 +110,7 @@ impl Default for MockConfig {
             latency_jitter: Duration::ZERO,
             error_rate: 0.0,
             max_concurrency: None,
+            queue: false,
             fault_seed: 0,
             retry_after_ms: 50,
             models: vec![simulated::MODEL.to_string()],

@@ -39,8 +39,7 @@ async fn chat_completions(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
-    let _permit = shared.admit()?;
-    shared.delay_then_maybe_fail().await?;
+    let _permit = shared.admit_then_delay().await?;
     let body = body.map_err(ApiError::from_body_rejection)?;
     let req = parse_chat_request(&body)?;
     check_model(&shared.config.models, &req.model)?;
@@ -111,8 +110,7 @@ async fn embeddings(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
-    let _permit = shared.admit()?;
-    shared.delay_then_maybe_fail().await?;
+    let _permit = shared.admit_then_delay().await?;
     let body = body.map_err(ApiError::from_body_rejection)?;
     let obj = parse_object(&body)?;
     let inputs: Vec<&str> = match obj.get("input") {

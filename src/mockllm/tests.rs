@@ -278,6 +278,45 @@ async fn requests_over_the_concurrency_limit_get_429_at_once() {
 }
 
 #[tokio::test]
+async fn with_queue_requests_over_the_limit_wait_and_an_abandoned_one_still_holds_its_slot() {
+    let s = server(MockConfig {
+        max_concurrency: Some(1),
+        queue: true,
+        latency: Duration::from_millis(300),
+        ..MockConfig::default()
+    })
+    .await;
+    let body = chat_body("sim-1");
+    let started = std::time::Instant::now();
+    let (a, b) = tokio::join!(
+        post(&s, "/chat/completions", &body),
+        post(&s, "/chat/completions", &body)
+    );
+    assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "one at a time: {:?}",
+        started.elapsed()
+    );
+    // A client that gives up after 50 ms: its request runs on, and the next one waits behind it.
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(50),
+        post(&s, "/chat/completions", &body),
+    )
+    .await;
+    assert!(gave_up.is_err());
+    let next = std::time::Instant::now();
+    assert_eq!(post(&s, "/chat/completions", &body).await.status(), 200);
+    assert!(
+        next.elapsed() >= Duration::from_millis(500),
+        "the abandoned request kept its slot: {:?}",
+        next.elapsed()
+    );
+    assert_eq!(s.stats().rate_limited, 0);
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn bad_requests_get_openai_error_bodies() {
     let s = server(MockConfig::default()).await;
     let resp = post(&s, "/chat/completions", &chat_body("gpt-nonexistent")).await;

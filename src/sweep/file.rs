@@ -130,6 +130,9 @@ pub struct ModelEntry {
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
     pub max_concurrency: Option<u32>,
+    /// Whether the concurrency limit adapts to the endpoint below `max_concurrency` (halved on 429s
+    /// and timeouts, grown back while latency holds); default true.
+    pub adaptive_concurrency: Option<bool>,
     /// USD per million tokens; without them the built-in pricing table's price, else 0.
     pub input_usd_per_mtok: Option<f64>,
     pub cached_input_usd_per_mtok: Option<f64>,

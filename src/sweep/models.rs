@@ -55,6 +55,8 @@ fn limits_of(entry: &super::file::ModelEntry) -> LimitSettings {
         rpm: entry.rpm,
         tpm: entry.tpm,
         max_concurrency: entry.max_concurrency,
+        adaptive: entry.adaptive_concurrency.unwrap_or(true),
+        initial_concurrency: None,
     }
 }
 
@@ -106,7 +108,10 @@ pub fn gateway_routes(plan: &Plan, timeout: Duration) -> Result<(Router, Pricing
         };
         let mut route = Route::new(provider, base_url.as_deref());
         route.model = entry.model.clone();
-        route.limits = ModelLimits::new(limits_of(entry)).map(Arc::new);
+        // An endpoint sleuth does not know starts at a small adaptive limit (the cluster-wide
+        // limits of `limit_settings` keep only what the table says).
+        let limits = limits_of(entry).with_endpoint_defaults(&entry.provider, base_url.as_deref());
+        route.limits = ModelLimits::new(&name, limits).map(Arc::new);
         router.add(name, route);
     }
     Ok((router, prices(plan)))

@@ -96,6 +96,7 @@ impl Plan {
                 rpm: None,
                 tpm: None,
                 max_concurrency: None,
+                adaptive_concurrency: None,
                 input_usd_per_mtok: None,
                 cached_input_usd_per_mtok: None,
                 output_usd_per_mtok: None,

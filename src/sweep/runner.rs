@@ -396,7 +396,12 @@ pub async fn run_with(
     let config = gateway_config(&file.gateway);
     let (router, pricing) = models::gateway_routes(&plan, config.timeout)?;
     let provider = router.provider_name();
-    let ledger = Ledger::start(store.clone());
+    // Entries the store does not take during an outage wait beside the sweep's output, and are
+    // replayed when it answers again — or by the next run of the sweep.
+    let ledger = Ledger::start_with(
+        store.clone(),
+        crate::llm::LedgerOptions::spilling_to(out.join("ledger.spill.jsonl")),
+    );
     let state = GatewayState::new(GatewayParts {
         router,
         pricing,

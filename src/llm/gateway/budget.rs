@@ -1,19 +1,26 @@
-//! The budget: a sweep's ceiling on US dollars and tokens, checked before every live call.
+//! The budget: a sweep's ceiling on US dollars and tokens, checked before every live request.
 //!
-//! A call reserves an upper bound of what it can cost before it goes out — its prompt's bytes as
-//! tokens (a BPE token is at least one byte, so this never under-counts) plus its `max_tokens` of
-//! completion, priced — and settles to what it really cost when it comes back. A call whose
-//! reservation would take spent + reserved past a limit is refused, so the limits are never passed,
-//! even by the calls in flight together. The first refusal marks the budget as exhausted, which the
-//! scheduler watches to start no new game; games in flight go on until one of their own calls is
-//! refused ("stop at the hard cap").
+//! A request reserves an upper bound of what it can cost when it is about to go out — after its
+//! concurrency slots, so that calls queued for a slot hold nothing — its prompt's bytes as tokens (a
+//! BPE token is at least one byte, so this never under-counts) plus its `max_tokens` of completion,
+//! priced; it settles to what it really cost when it comes back, and a request that ends any other
+//! way (an error, a timeout, a cancelled caller) releases its reservation when the guard drops.
+//! Spent + reserved never passes a limit, even with many requests in flight together.
+//!
+//! A request that does not fit is one of two cases:
+//! - **busy**: it would fit beside what was spent, but the room is held by requests in flight. It
+//!   waits for them to settle (they usually cost far less than their bound) and tries again; this
+//!   ends, because a request with nothing else in flight either fits or is refused.
+//! - **refused**: spent + its bound already passes a limit. It is refused, and the first refusal
+//!   marks the budget as exhausted, which the scheduler watches to start no new game; games in flight
+//!   go on until one of their own requests is refused ("stop at the hard cap").
 //!
 //! Cache hits cost nothing and never touch the budget. What was spent before this process (an earlier
 //! run of the same sweep) is passed in at the start, from the ledger.
 
 use std::sync::Mutex;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// A sweep's limits.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -51,6 +58,8 @@ pub struct Budget {
     limits: BudgetLimits,
     state: Mutex<State>,
     exhausted: watch::Sender<bool>,
+    /// Woken whenever a reservation is settled or released: busy requests try again.
+    released: Notify,
 }
 
 /// What one call holds of the budget until it settles; dropped unsettled (the call failed before an
@@ -72,6 +81,7 @@ impl Budget {
                 reserved: Spent::default(),
             }),
             exhausted: watch::Sender::new(over.is_some()),
+            released: Notify::new(),
         }
     }
 
@@ -90,8 +100,25 @@ impl Budget {
         None
     }
 
-    /// Reserves `est` for one call, or refuses it (and marks the budget exhausted).
-    pub fn reserve(&self, est: Spent) -> Result<Reservation<'_>, BudgetExceeded> {
+    /// Reserves `est` for one request, waiting while requests in flight hold the room it needs;
+    /// refuses it (and marks the budget exhausted) when it would pass a limit beside what was spent.
+    pub async fn reserve(&self, est: Spent) -> Result<Reservation<'_>, BudgetExceeded> {
+        loop {
+            // Registered before the check, so a release between the check and the wait wakes it.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if let Some(r) = self.try_reserve(est)? {
+                return Ok(r);
+            }
+            released.await;
+        }
+    }
+
+    /// Reserves `est` for one request now: `Ok(None)` when it is busy (it fits beside what was
+    /// spent, but not beside what requests in flight hold), a refusal when it would pass a limit
+    /// beside what was spent (and then the budget is marked exhausted).
+    pub fn try_reserve(&self, est: Spent) -> Result<Option<Reservation<'_>>, BudgetExceeded> {
         let Ok(mut st) = self.state.lock() else {
             return Err(self.refusal(
                 "the budget's lock was poisoned".into(),
@@ -99,23 +126,26 @@ impl Budget {
                 Spent::default(),
             ));
         };
-        let committed = Spent {
-            usd: st.spent.usd + st.reserved.usd,
-            tokens: st.spent.tokens + st.reserved.tokens,
-        };
-        if let Some(limit) = Budget::over(&self.limits, committed, est) {
+        if let Some(limit) = Budget::over(&self.limits, st.spent, est) {
             let spent = st.spent;
             drop(st);
             self.exhausted.send_replace(true);
             return Err(self.refusal(limit, est, spent));
         }
+        let committed = Spent {
+            usd: st.spent.usd + st.reserved.usd,
+            tokens: st.spent.tokens + st.reserved.tokens,
+        };
+        if Budget::over(&self.limits, committed, est).is_some() {
+            return Ok(None);
+        }
         st.reserved.usd += est.usd;
         st.reserved.tokens += est.tokens;
-        Ok(Reservation {
+        Ok(Some(Reservation {
             budget: self,
             held: est,
             settled: false,
-        })
+        }))
     }
 
     fn refusal(&self, limit: String, est: Spent, spent: Spent) -> BudgetExceeded {
@@ -137,6 +167,7 @@ impl Budget {
                 st.spent.tokens += a.tokens;
             }
         }
+        self.released.notify_waiters();
     }
 
     /// What was spent (settled calls, earlier runs included).
@@ -178,18 +209,19 @@ mod tests {
         Spent { usd, tokens }
     }
 
+    fn usd(max: f64) -> BudgetLimits {
+        BudgetLimits {
+            max_usd: Some(max),
+            max_tokens: None,
+        }
+    }
+
     #[test]
-    fn reservations_in_flight_count_against_the_limit() {
-        let b = Budget::new(
-            BudgetLimits {
-                max_usd: Some(1.0),
-                max_tokens: None,
-            },
-            s(0.2, 0),
-        );
-        let r1 = b.reserve(s(0.5, 10)).expect("fits");
-        // 0.2 spent + 0.5 reserved + 0.5 would pass 1.0.
-        let err = b.reserve(s(0.5, 10)).err().expect("refused");
+    fn a_request_that_cannot_fit_beside_what_was_spent_is_refused_for_good() {
+        let b = Budget::new(usd(1.0), s(0.2, 0));
+        let r1 = b.try_reserve(s(0.5, 10)).expect("fits").expect("granted");
+        // 0.2 spent + 0.9 passes 1.0 whatever is in flight.
+        let err = b.try_reserve(s(0.9, 10)).err().expect("refused");
         assert!(err.limit.contains("max_usd"), "{err}");
         assert!(
             *b.exhausted().borrow(),
@@ -197,10 +229,39 @@ mod tests {
         );
         r1.settle(s(0.1, 5));
         assert_eq!(b.spent(), s(0.30000000000000004, 5));
-        // The reservation was released on settling: a call of up to 0.5 fits again.
-        b.reserve(s(0.5, 1))
-            .expect("fits after settling")
+    }
+
+    #[test]
+    fn a_request_crowded_out_by_requests_in_flight_is_busy_not_refused() {
+        let b = Budget::new(usd(1.0), s(0.2, 0));
+        let r1 = b.try_reserve(s(0.5, 10)).expect("fits").expect("granted");
+        // 0.2 spent + 0.5 held + 0.5 would pass 1.0, but 0.2 + 0.5 alone does not.
+        assert!(b.try_reserve(s(0.5, 10)).expect("not refused").is_none());
+        assert!(!*b.exhausted().borrow(), "being busy ends nothing");
+        r1.settle(s(0.1, 5));
+        b.try_reserve(s(0.5, 1))
+            .expect("fits")
+            .expect("granted after the first settled")
             .settle(s(0.5, 1));
+    }
+
+    #[tokio::test]
+    async fn a_busy_request_waits_for_the_room_and_gets_it() {
+        let b = std::sync::Arc::new(Budget::new(usd(1.0), Spent::default()));
+        let r1 = b.try_reserve(s(0.8, 0)).expect("fits").expect("granted");
+        let waiting = tokio::spawn({
+            let b = b.clone();
+            async move { b.reserve(s(0.8, 0)).await.map(|r| r.settle(s(0.3, 0))) }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "it waits while the room is held");
+        r1.settle(s(0.2, 0));
+        waiting
+            .await
+            .expect("task")
+            .expect("granted once the first settled");
+        assert!((b.spent().usd - 0.5).abs() < 1e-9);
+        assert!(!*b.exhausted().borrow());
     }
 
     #[test]
@@ -213,10 +274,11 @@ mod tests {
             Spent::default(),
         );
         {
-            let _r = b.reserve(s(0.0, 80)).expect("fits");
-            assert!(b.reserve(s(0.0, 30)).is_err());
+            let _r = b.try_reserve(s(0.0, 80)).expect("fits");
+            assert!(b.try_reserve(s(0.0, 30)).expect("busy").is_none());
         }
-        b.reserve(s(0.0, 30))
+        b.try_reserve(s(0.0, 30))
+            .expect("fits")
             .expect("released on drop")
             .settle(s(0.0, 30));
         assert_eq!(b.spent().tokens, 30);
@@ -224,13 +286,7 @@ mod tests {
 
     #[test]
     fn a_budget_spent_by_earlier_runs_starts_exhausted() {
-        let b = Budget::new(
-            BudgetLimits {
-                max_usd: Some(1.0),
-                max_tokens: None,
-            },
-            s(1.5, 0),
-        );
+        let b = Budget::new(usd(1.0), s(1.5, 0));
         assert!(*b.exhausted().borrow());
     }
 }

@@ -3,10 +3,12 @@
 //! A node-wide actor. Each request is handed to its own task, so a slow model never blocks the mailbox;
 //! the task runs the request's [`pipeline`] through the layers in order: the model router
 //! ([`router`]: each model to its endpoint), the content-addressed cache ([`cache`], with single
-//! flight), the budget ([`budget`]), the model's limits ([`limits`]: RPM/TPM and concurrency, fair
-//! between arms) — each followed, in a cluster, by its counterpart shared with the other workers
-//! ([`shared`]) — retries of transient failures with exponential backoff, full jitter and the
-//! server's Retry-After ([`retry`]), then the provider; on the way back token counting and pricing
+//! flight), then per attempt the model's concurrency limit ([`limits`], fair between arms, adapting
+//! to the endpoint: [`adaptive`]), the budget ([`budget`], reserved when the request is about to go
+//! out), the model's RPM/TPM — each followed, in a cluster, by its counterpart shared with the other
+//! workers ([`shared`]) — then the provider under the per-attempt timeout, retried on transient
+//! failures with a doubling backoff, equal jitter and the server's Retry-After up to a bound
+//! ([`retry`], [`crate::backoff`]); on the way back token counting and pricing
 //! ([`accounting`]), the ledger ([`ledger`]) and parsing and re-asking of structured output
 //! ([`structured`]). The caller gets the answer with its [`Usage`], which it attaches to the
 //! transcript event the call produced: summing events gives the game's own cost at list price, the
@@ -14,6 +16,7 @@
 //! hits at $0, retries apart — is the store's ledger.
 
 mod accounting;
+mod adaptive;
 mod budget;
 mod cache;
 mod error;
@@ -37,7 +40,7 @@ use tokio::sync::watch;
 pub use budget::{Budget, BudgetExceeded, BudgetLimits, Reservation, Spent};
 pub use cache::{chat_key, embed_key};
 pub use error::LlmError;
-pub use ledger::{CallScope, CallTally, Ledger};
+pub use ledger::{CallScope, CallTally, Ledger, LedgerOptions};
 pub use limits::{FairSemaphore, LimitSettings, ModelLimits};
 pub use retry::backoff;
 pub use router::{Route, Router};
@@ -54,10 +57,15 @@ use crate::telemetry as tm;
 pub struct GatewayConfig {
     /// Attempts after the first for transient failures (429, 5xx, timeouts, connection errors).
     pub max_retries: u32,
-    /// First backoff; doubles per attempt up to `backoff_max`, with full jitter.
+    /// Ceiling of the first backoff; doubles per attempt up to `backoff_max`. Each wait is drawn
+    /// in the upper half of its ceiling (equal jitter, [`crate::backoff`]).
     pub backoff_base: Duration,
     pub backoff_max: Duration,
-    /// Per-attempt timeout.
+    /// The longest a server's Retry-After is honoured: a server asking for an hour gets this, then
+    /// the call is tried again (and the retry budget decides).
+    pub max_retry_after: Duration,
+    /// Per-attempt timeout of the provider's request, from when it is sent (waits for slots, the
+    /// budget and RPM/TPM are not part of it).
     pub timeout: Duration,
     /// Re-asks after an unparseable structured output.
     pub max_reruns: u32,
@@ -69,6 +77,7 @@ impl Default for GatewayConfig {
             max_retries: 8,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
             timeout: Duration::from_secs(120),
             max_reruns: 2,
         }

@@ -3,11 +3,15 @@
 //! A chat request:
 //! 1. [`chat`] — routes the model ([`super::router`]) and re-asks until the reply parses;
 //! 2. [`answer`] — one answer: from the cache ([`super::cache`]) if it is there; else, as the one
-//!    caller making this call (single flight), the budget's reservation ([`super::budget`]) and then
-//!    the shared budget's ([`super::shared`]), a slot of the model's concurrency limit
-//!    ([`super::limits`], fair between arms) and then a shared slot, then
-//! 3. [`call_provider`] — the provider under the per-attempt timeout, each attempt waiting for the
-//!    model's RPM/TPM first (local, then shared), retried on transient failures ([`super::retry`]);
+//!    caller making this call (single flight),
+//! 3. [`attempts`] — attempts until one is answered, each of them: a slot of the model's
+//!    concurrency limit ([`super::limits`], fair between arms, adapting to the endpoint:
+//!    `adaptive.rs`) and then a shared slot; the budget's reservation ([`super::budget`], which waits
+//!    while requests in flight hold the room it needs) and then the shared budget's
+//!    ([`super::shared`]); the model's RPM/TPM (local, then shared); then the provider under the
+//!    per-attempt timeout, which starts only now, when the request is sent. A failed attempt gives
+//!    back its slots and reservations, teaches the concurrency limit what it saw (a 429 or a timeout
+//!    halves it), and is retried after a backoff ([`super::retry`]) under the limit as it is then;
 //! 4. [`account_answer`] — tokens (the provider's or tiktoken's), price, token and cost metrics
 //!    ([`super::accounting`]); both budgets settle; the answer and the call's ledger entry are stored
 //!    in one write before the reply goes back;
@@ -18,23 +22,29 @@
 //! An embedding request runs the same layers without the re-asking.
 //!
 //! Local layers come first: they bound what this process asks of the shared ones (at most a model's
-//! `max_concurrency` of this process's calls ever wait for a shared slot) and keep their fairness
-//! between arms. The shared layers are absent outside a cluster, and then nothing changes.
+//! concurrency limit of this process's calls ever wait for a shared slot) and keep their fairness
+//! between arms. The shared layers are absent outside a cluster, and then nothing changes. The
+//! budget is reserved last, when the request is about to go out: calls queued for a slot hold none
+//! of it, so thousands of games waiting on a few slots cannot crowd out a budget they fit in.
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::accounting::{self, account, count_call};
+use super::adaptive::Outcome;
 use super::cache::{self, Flight, Lookup, StoredChat};
 use super::ledger::CallScope;
-use super::retry::{with_retries, AttemptError, Target};
+use super::limits::Slot;
+use super::retry::{after_failure, timed, Next, Target};
 use super::router::Route;
 use super::structured;
 use super::{
-    Budget, BudgetExceeded, ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, SharedError,
-    SharedReservation, SharedSlot, Spent,
+    ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, SharedError, SharedReservation,
+    SharedSlot, Spent,
 };
+use crate::llm::provider::ProviderError;
 use crate::llm::types::{CallTags, ChatRequest, ChatResponse, ResponseSchema, TokenUsage, Usage};
 use crate::store::{CacheKind, CallSource};
 
@@ -121,18 +131,8 @@ async fn answer(
         },
     };
     let est = estimate(&shared.pricing, req, prompt_bytes(req));
-    let reservation = reserve(shared.budget.as_deref(), est).map_err(|error| LlmError::Budget {
-        purpose: tags.purpose.clone(),
-        error,
-    })?;
-    let shared_reservation = reserve_shared(shared, est, tags).await?;
-    let _slot = match &route.limits {
-        Some(l) => l.slot(&scope.arm).await,
-        None => None,
-    };
-    let _shared_slot = shared_slot(shared, &req.model, tags).await?;
     let retries_before = usage.retries;
-    let outcome = call_provider(shared, route, req, model_id, tags, usage).await;
+    let outcome = call_provider(shared, route, req, model_id, tags, scope, est, usage).await;
     record_retries(
         shared,
         &req.model,
@@ -140,10 +140,10 @@ async fn answer(
         scope,
         usage.retries - retries_before,
     );
-    let (response, latency) = outcome?;
+    let (response, latency, held) = outcome?;
     let tokens = account_answer(shared, req, &response, latency, tags, scope, usage);
     let cost = shared.pricing.cost(&req.model, &tokens);
-    settle(reservation, shared_reservation, tokens, cost);
+    held.settle(tokens, cost);
     let stored = StoredChat {
         content: response.content.clone(),
         usage: tokens,
@@ -185,37 +185,76 @@ fn estimate(pricing: &crate::llm::pricing::Pricing, req: &ChatRequest, prompt: u
     }
 }
 
-/// The local budget's reservation of `est`, or the refusal.
-fn reserve(budget: Option<&Budget>, est: Spent) -> Result<Option<Reservation<'_>>, BudgetExceeded> {
-    let Some(b) = budget else { return Ok(None) };
-    b.reserve(est).map(Some)
+/// What one attempt holds while its request is out, taken in this order: the model's slot (local,
+/// then shared), then the budget's reservation (local, then shared). Dropped, it gives everything
+/// back — on every path: an error, a timeout, a cancelled caller.
+struct Held<'s> {
+    slot: Option<Slot>,
+    _shared_slot: Option<SharedSlot>,
+    reservation: Option<Reservation<'s>>,
+    shared_reservation: Option<SharedReservation>,
 }
 
-/// The shared budget's reservation of `est`, if there is a shared budget.
-async fn reserve_shared(
-    shared: &Shared,
-    est: Spent,
-    tags: &CallTags,
-) -> Result<Option<SharedReservation>, LlmError> {
-    let Some(s) = &shared.shared_limits else {
-        return Ok(None);
-    };
-    s.reserve(est)
-        .await
-        .map(Some)
-        .map_err(|e| shared_error(tags, e))
+impl Held<'_> {
+    /// Both budgets learn what the call really cost; the slots go back.
+    fn settle(self, tokens: TokenUsage, cost: f64) {
+        let actual = Spent {
+            usd: cost,
+            tokens: tokens.prompt_tokens + tokens.completion_tokens,
+        };
+        if let Some(r) = self.reservation {
+            r.settle(actual);
+        }
+        if let Some(r) = self.shared_reservation {
+            r.settle(actual);
+        }
+    }
 }
 
-/// A slot of `model`'s shared concurrency limit, if it has one.
-async fn shared_slot(
-    shared: &Shared,
+/// Waits for everything one attempt needs before its request goes out (see [`Held`]).
+async fn hold<'s>(
+    shared: &'s Shared,
+    route: &Route,
     model: &str,
     tags: &CallTags,
-) -> Result<Option<SharedSlot>, LlmError> {
-    let Some(s) = &shared.shared_limits else {
-        return Ok(None);
+    scope: &CallScope,
+    est: Spent,
+) -> Result<Held<'s>, LlmError> {
+    let slot = match &route.limits {
+        Some(l) => l.slot(&scope.arm).await,
+        None => None,
     };
-    s.slot(model).await.map_err(|e| shared_error(tags, e))
+    // The shared limit shrinks with the local one: a cluster asks less of an endpoint that every
+    // worker sees overloaded.
+    let share = route
+        .limits
+        .as_ref()
+        .and_then(|l| l.concurrency())
+        .map_or(1.0, |c| c.share());
+    let shared_slot = match &shared.shared_limits {
+        Some(s) => s
+            .slot(model, share)
+            .await
+            .map_err(|e| shared_error(tags, e))?,
+        None => None,
+    };
+    let reservation = match shared.budget.as_deref() {
+        Some(b) => Some(b.reserve(est).await.map_err(|error| LlmError::Budget {
+            purpose: tags.purpose.clone(),
+            error,
+        })?),
+        None => None,
+    };
+    let shared_reservation = match &shared.shared_limits {
+        Some(s) => Some(s.reserve(est).await.map_err(|e| shared_error(tags, e))?),
+        None => None,
+    };
+    Ok(Held {
+        slot,
+        _shared_slot: shared_slot,
+        reservation,
+        shared_reservation,
+    })
 }
 
 /// Waits for `model`'s shared RPM/TPM, if there are shared limits; an error ends the call.
@@ -224,13 +263,85 @@ async fn admit_shared(
     model: &str,
     tokens: u64,
     tags: &CallTags,
-) -> Result<(), AttemptError> {
+) -> Result<(), LlmError> {
     let Some(s) = &shared.shared_limits else {
         return Ok(());
     };
     s.admit(model, tokens)
         .await
-        .map_err(|e| AttemptError::Gateway(shared_error(tags, e)))
+        .map_err(|e| shared_error(tags, e))
+}
+
+/// Stage 3: attempts until one is answered, the retries run out or an error is final (see the
+/// module documentation). Returns the answer, how long its request took from when it was sent, and
+/// what it holds until it settles. `rate_tokens` is the request's estimate for the TPM limit.
+#[allow(clippy::too_many_arguments)]
+async fn attempts<'s, T, F, Fut>(
+    shared: &'s Shared,
+    route: &Route,
+    model: &str,
+    tags: &CallTags,
+    scope: &CallScope,
+    (est, rate_tokens): (Spent, u64),
+    usage: &mut Usage,
+    mut request: F,
+) -> Result<(T, Duration, Held<'s>), LlmError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, ProviderError>>,
+{
+    let target = Target {
+        provider: route.provider.name(),
+        model,
+        tags,
+    };
+    let mut n = 0;
+    loop {
+        let held = hold(shared, route, model, tags, scope, est).await?;
+        if let Some(l) = &route.limits {
+            l.admit(rate_tokens).await;
+        }
+        admit_shared(shared, model, rate_tokens, tags).await?;
+        // The per-attempt timeout starts here: slots, budget and rate waits are not the provider's.
+        let started = Instant::now();
+        let result = timed(&shared.config, request()).await;
+        let latency = started.elapsed();
+        learn(route, &held, &result, latency, shared.config.timeout);
+        let e = match result {
+            Ok(v) => return Ok((v, latency, held)),
+            Err(e) => e,
+        };
+        // The backoff waits without a slot or a reservation: others may use them meanwhile.
+        drop(held);
+        match after_failure(&shared.config, &target, usage, n, e) {
+            Next::Retry(wait) => tokio::time::sleep(wait).await,
+            Next::Fail(err) => return Err(err),
+        }
+        n += 1;
+    }
+}
+
+/// The model's concurrency limit learns from one attempt: an answer and its latency, or a sign of
+/// overload (a 429, a timeout).
+fn learn<T>(
+    route: &Route,
+    held: &Held<'_>,
+    result: &Result<T, ProviderError>,
+    latency: Duration,
+    timeout: Duration,
+) {
+    let (Some(limits), Some(slot)) = (&route.limits, &held.slot) else {
+        return;
+    };
+    let Some(c) = limits.concurrency() else {
+        return;
+    };
+    let outcome = match result {
+        Ok(_) => Outcome::Answered(latency),
+        Err(ProviderError::RateLimited { .. } | ProviderError::Timeout(_)) => Outcome::Overloaded,
+        Err(_) => Outcome::Failed,
+    };
+    c.learn(slot, outcome, timeout);
 }
 
 /// A shared refusal is a budget refusal like the local one (the sweep stops the same way); a shared
@@ -245,25 +356,6 @@ fn shared_error(tags: &CallTags, e: SharedError) -> LlmError {
             purpose: tags.purpose.clone(),
             message: e.to_string(),
         },
-    }
-}
-
-/// Both budgets learn what the call really cost.
-fn settle(
-    reservation: Option<Reservation<'_>>,
-    shared_reservation: Option<SharedReservation>,
-    tokens: TokenUsage,
-    cost: f64,
-) {
-    let actual = Spent {
-        usd: cost,
-        tokens: tokens.prompt_tokens + tokens.completion_tokens,
-    };
-    if let Some(r) = reservation {
-        r.settle(actual);
-    }
-    if let Some(r) = shared_reservation {
-        r.settle(actual);
     }
 }
 
@@ -365,20 +457,18 @@ async fn record_live(
     }
 }
 
-/// Stage 3: the provider's answer and how long the successful attempt took.
-async fn call_provider(
-    shared: &Shared,
+/// Stage 3 for a chat request: the provider's answer, how long its request took, and what it holds.
+#[allow(clippy::too_many_arguments)]
+async fn call_provider<'s>(
+    shared: &'s Shared,
     route: &Route,
     req: &ChatRequest,
     model_id: &str,
     tags: &CallTags,
+    scope: &CallScope,
+    est: Spent,
     usage: &mut Usage,
-) -> Result<(ChatResponse, Duration), LlmError> {
-    let target = Target {
-        provider: route.provider.name(),
-        model: &req.model,
-        tags,
-    };
+) -> Result<(ChatResponse, Duration, Held<'s>), LlmError> {
     // The endpoint may know the model by another id than the caller's name.
     let aliased;
     let sent = if model_id == req.model {
@@ -390,16 +480,18 @@ async fn call_provider(
         };
         &aliased
     };
-    let estimate = prompt_bytes(req) / 4 + u64::from(req.max_tokens);
-    with_retries(&shared.config, target, usage, || async {
-        if let Some(l) = &route.limits {
-            l.admit(estimate).await;
-        }
-        admit_shared(shared, &req.model, estimate, tags).await?;
-        let started = Instant::now();
-        let response = route.provider.chat(sent).await?;
-        Ok((response, started.elapsed()))
-    })
+    let rate_tokens = prompt_bytes(req) / 4 + u64::from(req.max_tokens);
+    let (model, provider) = (&req.model, &route.provider);
+    attempts(
+        shared,
+        route,
+        model,
+        tags,
+        scope,
+        (est, rate_tokens),
+        usage,
+        || provider.chat(sent),
+    )
     .await
 }
 
@@ -495,36 +587,25 @@ pub(super) async fn embed(
     };
     let bytes: u64 = inputs.iter().map(|i| i.len() as u64).sum();
     let est = estimate(&shared.pricing, &probe, bytes);
-    let reservation = reserve(shared.budget.as_deref(), est).map_err(|error| LlmError::Budget {
-        purpose: tags.purpose.clone(),
-        error,
-    })?;
-    let shared_reservation = reserve_shared(shared, est, tags).await?;
-    let _slot = match &route.limits {
-        Some(l) => l.slot(&scope.arm).await,
-        None => None,
-    };
-    let _shared_slot = shared_slot(shared, model, tags).await?;
-    let target = Target {
-        provider: route.provider.name(),
+    let retries_before = usage.retries;
+    let provider = &route.provider;
+    let outcome = attempts(
+        shared,
+        route,
         model,
         tags,
-    };
-    let retries_before = usage.retries;
-    let outcome = with_retries(&shared.config, target, &mut usage, || async {
-        if let Some(l) = &route.limits {
-            l.admit(bytes / 4).await;
-        }
-        admit_shared(shared, model, bytes / 4, tags).await?;
-        Ok(route.provider.embed(model_id, inputs).await?)
-    })
+        scope,
+        (est, bytes / 4),
+        &mut usage,
+        || provider.embed(model_id, inputs),
+    )
     .await;
     record_retries(shared, model, tags, scope, usage.retries - retries_before);
-    let response = outcome?;
+    let (response, _latency, held) = outcome?;
     let tokens = accounting::embed_tokens(inputs, &response);
     account(&shared.pricing, model, tags, scope, tokens, &mut usage);
     let cost = shared.pricing.cost(model, &tokens);
-    settle(reservation, shared_reservation, tokens, cost);
+    held.settle(tokens, cost);
     record_live(
         shared,
         model,

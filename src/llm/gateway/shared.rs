@@ -26,9 +26,14 @@ pub trait SharedLimits: Send + Sync {
     fn reserve(&self, est: Spent) -> BoxFuture<'_, Result<SharedReservation, SharedError>>;
 
     /// A slot of `model`'s cluster-wide concurrency limit, held until the returned guard drops;
-    /// `None` when the model has no such limit. Waits while every slot is taken.
-    fn slot<'a>(&'a self, model: &'a str)
-        -> BoxFuture<'a, Result<Option<SharedSlot>, SharedError>>;
+    /// `None` when the model has no such limit. Waits while every slot is taken. `share` in (0, 1]
+    /// is this process's adaptive limit as a share of its ceiling: the cluster-wide limit it asks
+    /// under is scaled by it, so the cluster backs off an endpoint its workers see overloaded.
+    fn slot<'a>(
+        &'a self,
+        model: &'a str,
+        share: f64,
+    ) -> BoxFuture<'a, Result<Option<SharedSlot>, SharedError>>;
 
     /// Waits until one more request of about `tokens` tokens fits `model`'s cluster-wide RPM and
     /// TPM, and takes its share. Called per attempt, so a retry queues again.

@@ -403,3 +403,220 @@ async fn a_model_without_a_route_is_an_error() {
         "{err}"
     );
 }
+
+/// An endpoint that answers every request with the same usage after `latency`: at once (a healthy
+/// hosted model), or — with `one_slot` — one request at a time, queueing the rest, as a workstation's
+/// llama.cpp server does. A queued request runs to its end even when its caller gave up on it.
+struct Endpoint {
+    latency: Duration,
+    one_slot: Option<Arc<tokio::sync::Mutex<()>>>,
+    calls: std::sync::atomic::AtomicU32,
+}
+
+impl Endpoint {
+    fn new(latency: Duration, one_slot: bool) -> Arc<Endpoint> {
+        Arc::new(Endpoint {
+            latency,
+            one_slot: one_slot.then(Arc::default),
+            calls: Default::default(),
+        })
+    }
+}
+
+impl Provider for Endpoint {
+    fn name(&self) -> &'static str {
+        "endpoint"
+    }
+    fn chat<'a>(
+        &'a self,
+        _req: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let latency = self.latency;
+            match &self.one_slot {
+                Some(slot) => {
+                    let slot = slot.clone();
+                    let _ = tokio::spawn(async move {
+                        let _held = slot.lock().await;
+                        tokio::time::sleep(latency).await;
+                    })
+                    .await;
+                }
+                None => tokio::time::sleep(latency).await,
+            }
+            ok("Ada.", tu(40, 5))
+        })
+    }
+    fn embed<'a>(
+        &'a self,
+        _m: &'a str,
+        _i: &'a [String],
+    ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>> {
+        Box::pin(async { Err(ProviderError::Decode("none".into())) })
+    }
+}
+
+/// A gateway over `p` with the model's `limits`, an optional budget and `config`; no cache.
+async fn limited(
+    p: Arc<dyn Provider>,
+    limits: super::LimitSettings,
+    budget: Option<Arc<super::Budget>>,
+    config: GatewayConfig,
+) -> (Gateway, Arc<super::ModelLimits>) {
+    let limits = Arc::new(super::ModelLimits::new("m", limits).expect("limits"));
+    let mut route = super::Route::new(p, Some("http://x/v1"));
+    route.limits = Some(limits.clone());
+    let gw = Gateway::start_with(super::GatewayParts {
+        router: super::Router::single(route),
+        pricing: Pricing::default(),
+        config,
+        cache: None,
+        budget,
+        ledger: None,
+        shared: None,
+    })
+    .await
+    .expect("gateway starts");
+    (gw, limits)
+}
+
+fn quick_retries() -> GatewayConfig {
+    GatewayConfig {
+        backoff_base: Duration::from_millis(1),
+        backoff_max: Duration::from_millis(5),
+        ..Default::default()
+    }
+}
+
+/// Issue 23, item 1: thousands of calls queued behind a few slots, with a budget the whole load fits
+/// in. Calls waiting for a slot must hold no budget, and a call crowded out by calls in flight must
+/// wait, not end the sweep: every call is answered, and the spend stays under the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_calls_behind_few_slots_all_fit_a_budget_sized_for_them() {
+    const CALLS: u64 = 3_000;
+    // The request's bound: its bytes (27) as tokens + max_tokens (50); it really costs 40 + 5.
+    let (bound, cost) = (27 + 50, 45);
+    let cap = CALLS * cost + bound;
+    let budget = Arc::new(super::Budget::new(
+        super::BudgetLimits {
+            max_usd: None,
+            max_tokens: Some(cap),
+        },
+        super::Spent::default(),
+    ));
+    let limits = super::LimitSettings {
+        max_concurrency: Some(50),
+        ..Default::default()
+    };
+    let p = Endpoint::new(Duration::from_millis(1), false);
+    let (gw, _) = limited(p.clone(), limits, Some(budget.clone()), quick_retries()).await;
+    let calls = (0..CALLS).map(|i| {
+        let gw = gw.clone();
+        tokio::spawn(async move {
+            let mut req = request(None);
+            req.sample = i;
+            gw.chat(req, tags()).await
+        })
+    });
+    let outs = futures::future::join_all(calls).await;
+    let refused = outs
+        .iter()
+        .filter(|o| !matches!(o, Ok(Ok(_))))
+        .count();
+    assert_eq!(refused, 0, "every call fits the budget");
+    assert!(!*budget.exhausted().borrow(), "the budget was never spent");
+    assert_eq!(budget.spent().tokens, CALLS * cost);
+    assert!(budget.spent().tokens <= cap);
+    assert_eq!(
+        u64::from(p.calls.load(std::sync::atomic::Ordering::SeqCst)),
+        CALLS
+    );
+}
+
+/// Issue 23, item 2: the per-attempt timeout covers the provider's request only. A TPM wait of about
+/// a second, with a 100 ms timeout, must be waited out — not turned into timeouts and retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_rate_limit_wait_is_not_a_timeout() {
+    // 60,000 tokens a minute is 1,000 a second with a burst of 60,000. Each request is bounded at
+    // 30,500 tokens (27 bytes / 4 + max_tokens): the first passes, the second waits ~1 s.
+    let limits = super::LimitSettings {
+        tpm: Some(60_000),
+        ..Default::default()
+    };
+    let config = GatewayConfig {
+        timeout: Duration::from_millis(100),
+        max_retries: 3,
+        ..quick_retries()
+    };
+    let p = Endpoint::new(Duration::ZERO, false);
+    let (gw, _) = limited(p.clone(), limits, None, config).await;
+    let mut req = request(None);
+    req.max_tokens = 30_500 - 6;
+    let first = gw.chat(req.clone(), tags()).await.expect("the first passes");
+    assert_eq!(first.usage.retries, 0);
+    req.sample = 2;
+    let started = std::time::Instant::now();
+    let second = gw
+        .chat(req, tags())
+        .await
+        .expect("the second waits for its tokens, then is answered");
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "it did wait for the rate: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(second.usage.retries, 0, "the wait was not a timeout");
+    assert_eq!(p.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// Issue 19, item 3: a burst of calls to a server that answers one request at a time and queues the
+/// rest, with a timeout shorter than the queue. The adaptive limit must come down (timeouts and slow
+/// answers cut it) so that calls stop timing out in the queue: every call is answered, none is
+/// retried more than twice, and the limit went below where it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_against_a_one_slot_queueing_server_lowers_the_limit_and_completes() {
+    let limits = super::LimitSettings {
+        max_concurrency: Some(16),
+        initial_concurrency: Some(4),
+        adaptive: true,
+        ..Default::default()
+    };
+    // Four at once queue for 400 ms at the server: longer than the timeout.
+    let config = GatewayConfig {
+        timeout: Duration::from_millis(350),
+        ..quick_retries()
+    };
+    let p = Endpoint::new(Duration::from_millis(100), true);
+    let (gw, limits) = limited(p.clone(), limits, None, config).await;
+    let concurrency = limits.concurrency().expect("a concurrency limit");
+    assert_eq!(concurrency.limit(), 4);
+    let lowest = Arc::new(std::sync::atomic::AtomicU32::new(4));
+    let watch = tokio::spawn({
+        let (limits, lowest) = (limits.clone(), lowest.clone());
+        async move {
+            loop {
+                if let Some(c) = limits.concurrency() {
+                    lowest.fetch_min(c.limit(), std::sync::atomic::Ordering::SeqCst);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    });
+    let calls = (0..24).map(|i| {
+        let gw = gw.clone();
+        tokio::spawn(async move {
+            let mut req = request(None);
+            req.sample = i;
+            gw.chat(req, tags()).await
+        })
+    });
+    let outs = futures::future::join_all(calls).await;
+    watch.abort();
+    for o in outs {
+        let out = o.expect("task").expect("every call is answered");
+        assert!(out.usage.retries <= 2, "retried {} times", out.usage.retries);
+    }
+    let lowest = lowest.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(lowest < 4, "the limit came down (lowest {lowest})");
+}
