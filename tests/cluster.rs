@@ -442,8 +442,8 @@ fn the_sweep_survives_a_redis_restart() {
         c.progress(&id).ok().filter(|p| p.done >= 1 && !p.ended)
     });
     c.stop_redis();
-    // Longer than the claim timeout: heartbeats cannot touch the entries in flight meanwhile.
-    std::thread::sleep(Duration::from_secs(4));
+    // Longer than the claim timeout (6 s): heartbeats cannot touch the entries in flight meanwhile.
+    std::thread::sleep(Duration::from_secs(7));
     c.start_redis_again();
 
     let lines = c.watch(&id);

@@ -138,7 +138,9 @@ impl Default for Options {
         Options {
             workers: 3,
             capacity: 2,
-            claim_idle_secs: 3,
+            // Three heartbeats (2 s each): less would let a live worker on a loaded machine lose its
+            // games, and the coordinator refuses it (issue 23, item 7).
+            claim_idle_secs: 6,
             metrics: false,
             aof: false,
             log: "info",
