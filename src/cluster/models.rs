@@ -164,6 +164,9 @@ impl WorkerModels {
                 rpm: e.rpm,
                 tpm: e.tpm,
                 max_concurrency: e.max_concurrency,
+                // A declared endpoint adapts like any other (`llm/gateway/adaptive.rs`).
+                adaptive: true,
+                initial_concurrency: None,
             };
             models.insert(name, (declared, limits));
         }
