@@ -295,8 +295,9 @@ fn a_row_one_field_short_reads_its_last_field_as_the_truth() {
     );
 }
 
-/// The same in a Chinese folder as the Chinese set writes one: Chinese names and texts, the omniscient
-/// file named GM.csv, CRLF line ends.
+/// The same in a Chinese folder as the Chinese set writes one: the English column names with Chinese
+/// names and texts, the omniscient file named GM.csv; here with CRLF line ends, as files saved on
+/// Windows have.
 #[test]
 fn a_row_one_field_short_in_a_chinese_folder() {
     let tmp = tempfile::tempdir().unwrap();
