@@ -181,6 +181,8 @@ async fn a_sweep_of_the_twenty_english_scripts_is_submitted_whole() {
         bytes > 4 * 1024 * 1024,
         "{bytes} bytes: under gRPC's default"
     );
+    // Another namespace: half of these games are the first sweep's (same files, same ids).
+    let (addr, _stop2) = start(&redis, "twice", coordinator::DEFAULT_MAX_GAMES).await;
     let r = api(addr)
         .submit(req)
         .await
