@@ -131,22 +131,24 @@ async fn a_sweep_of_the_twenty_english_scripts_is_submitted_whole() {
     let Some(scripts) = import_english(dir.path()) else {
         return;
     };
-    let list: Vec<String> = scripts
-        .iter()
-        .map(|p| format!("{:?}", p.display().to_string()))
-        .collect();
+    let list = |paths: &[PathBuf]| -> String {
+        paths
+            .iter()
+            .map(|p| format!("{:?}", p.display().to_string()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let file = dir.path().join("english.toml");
     std::fs::write(
         &file,
-        format!(
-            "name = \"english\"\nscripts = [{}]\n[game]\nframework = \"player\"\n",
-            list.join(", ")
-        ),
+        format!("name = \"english\"\nscripts = [{}]\n", list(&scripts)),
     )
     .expect("write the sweep");
     let req = submission::read(&file).expect("read the sweep and its scripts");
-    let bytes = prost::Message::encoded_len(&req);
-    eprintln!("the submission is {bytes} bytes");
+    eprintln!(
+        "the submission is {} bytes",
+        prost::Message::encoded_len(&req)
+    );
 
     let (addr, _stop) = start(&redis, "english", coordinator::DEFAULT_MAX_GAMES).await;
     let r = api(addr)
@@ -156,6 +158,37 @@ async fn a_sweep_of_the_twenty_english_scripts_is_submitted_whole() {
         .into_inner();
     assert_eq!((r.games, r.queued), (20, 20), "{r:?}");
     assert_eq!(queue_len(&redis, "english").await, 20);
+
+    // The same scripts twice over (a copy in another folder, as a second edition would be): past
+    // gRPC's default 4 MiB per message, still one submission.
+    let copies = dir.path().join("copy");
+    std::fs::create_dir_all(&copies).expect("mkdir");
+    let mut both = scripts.clone();
+    for p in &scripts {
+        let to = copies.join(p.file_name().expect("a file name"));
+        std::fs::copy(p, &to).expect("copy a script");
+        both.push(to);
+    }
+    let file = dir.path().join("twice.toml");
+    std::fs::write(
+        &file,
+        format!("name = \"twice\"\nscripts = [{}]\n", list(&both)),
+    )
+    .expect("write the sweep");
+    let req = submission::read(&file).expect("read the sweep and its scripts");
+    let bytes = prost::Message::encoded_len(&req);
+    assert!(
+        bytes > 4 * 1024 * 1024,
+        "{bytes} bytes: under gRPC's default"
+    );
+    // Another namespace: half of these games are the first sweep's (same files, same ids).
+    let (addr, _stop2) = start(&redis, "twice", coordinator::DEFAULT_MAX_GAMES).await;
+    let r = api(addr)
+        .submit(req)
+        .await
+        .expect("a submission past 4 MiB is taken")
+        .into_inner();
+    assert_eq!((r.games, r.queued), (40, 40), "{r:?}");
 }
 
 /// A game whose transcript is 20 MiB (five times gRPC's default message limit): `sleuth results`

@@ -407,6 +407,17 @@ mod tests {
     }
 
     #[test]
+    fn the_example_in_deploy_reads() {
+        let m = WorkerModels::parse(
+            Path::new("deploy/worker-models.example.toml"),
+            include_str!("../../deploy/worker-models.example.toml"),
+        )
+        .expect("the example reads");
+        assert_eq!(m.models.len(), 2);
+        assert!(m.to_proto().iter().all(|d| !d.api_key_env.is_empty()));
+    }
+
+    #[test]
     fn a_submission_cannot_choose_the_url_or_the_variable() {
         let d = declared("http://llm.internal/v1", "LLM_KEY");
         let url = "name = \"s\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"openai\"\nbase_url = \"http://evil:1/v1\"\n";
