@@ -133,6 +133,9 @@ async fn answer(
     let _shared_slot = shared_slot(shared, &req.model, tags).await?;
     let retries_before = usage.retries;
     let outcome = call_provider(shared, route, req, model_id, tags, usage).await;
+    if let Ok((response, _)) = &outcome {
+        structured::note_reply(&response.notes, usage);
+    }
     record_retries(
         shared,
         &req.model,
