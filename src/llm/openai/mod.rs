@@ -220,17 +220,19 @@ fn classify_transport(msg: &str, timeout: Duration) -> ProviderError {
 const MAX_FALLBACKS: u32 = 3;
 
 /// Cuts a reply the server made longer than `max_tokens` — a server that ignored every limit field —
-/// to the limit: by the server's own count where it reported one (the same share of the text), else
-/// by tiktoken's. Returns whether it cut.
+/// to the limit. Where the server reported its count, the same share of the text is kept (its
+/// tokenizer is not ours), and no more than `max_tokens` tokens by tiktoken's count; where it reported
+/// none, tiktoken's count decides. Returns whether it cut.
 fn cut_to_limit(content: &mut String, reported: Option<u64>, max_tokens: u32) -> bool {
     let max = u64::from(max_tokens);
     match reported {
-        Some(n) if n > max && max > 0 => {
+        Some(n) if n > max => {
             let chars = content.chars().count() as u64;
             let keep = usize::try_from(chars * max / n).unwrap_or(usize::MAX);
             if let Some((at, _)) = content.char_indices().nth(keep) {
                 content.truncate(at);
             }
+            *content = tokens::truncate(content, max);
             true
         }
         Some(_) => false,
@@ -352,10 +354,16 @@ mod tests {
 
     #[test]
     fn a_reply_longer_than_asked_is_cut_to_the_limit() {
-        // The server's count says 4x the limit: a quarter of the text stays.
-        let mut c = "abcd".repeat(25);
+        // The server's count says 4x the limit: at most a quarter of the text stays, and at most the
+        // limit by tiktoken's count.
+        let mut c = "abcd ".repeat(20);
         assert!(cut_to_limit(&mut c, Some(40), 10));
-        assert_eq!(c.len(), 25);
+        assert!(c.len() <= 25 && !c.is_empty(), "{c:?}");
+        assert!(tokens::count(&c) <= 10);
+        let mut c = "word ".repeat(100);
+        assert!(cut_to_limit(&mut c, Some(101), 100));
+        let kept = tokens::count(&c);
+        assert!((95..=100).contains(&kept), "the server's share, then tiktoken's limit: {kept}");
         // Within the limit by the server's count: untouched, whatever tiktoken would say.
         let mut c = "word ".repeat(50);
         assert!(!cut_to_limit(&mut c, Some(10), 10));
