@@ -423,3 +423,52 @@ fn a_bad_structured_mode_is_refused_before_any_call() {
         "{stderr}"
     );
 }
+
+/// A sweep whose model is a llama.cpp-like server, two games one after the other: the first meets the
+/// refusal, the second sends what was learnt (remembered by the route, node-wide), and the ledger's
+/// `retry` entries are exactly the refused requests — the ledger still equals the server's count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_learns_once_for_all_its_games_and_its_ledger_equals_the_servers_count() {
+    use sleuth::store::{GameState, SqliteStore, Store};
+    use sleuth::sweep::{self, RunOptions};
+
+    let server = mock(Dialect::LlamaCpp, None).await;
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let file = tmp.path().join("sweep.toml");
+    let body = format!(
+        "name = \"t\"\nout = \"{}\"\nscripts = [\"{}\"]\nrepeats = 2\nconcurrency = 1\n[game]\nprotocol = \"wellplay\"\nrounds = 1\nframework = \"ocot\"\nmodel = \"llama\"\n[evaluation]\nrepeats = 1\n[models.llama]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"sim-1\"\napi_key_env = \"PATH\"\nstructured = \"auto\"\ntoken_limit = \"both\"\n[gateway]\ngame_concurrency = 1\nretry_base_ms = 1\n",
+        tmp.path().join("run").display(),
+        common::crate_file("examples/night-ferry.toml").display(),
+        server.base_url()
+    );
+    std::fs::write(&file, body).expect("write the sweep file");
+    let r = sweep::run(
+        &file,
+        RunOptions {
+            progress: false,
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .expect("the sweep runs");
+    assert_eq!(r.counts.get(GameState::Done), 2, "{r:?}");
+    let s = server.stats();
+    assert_eq!(s.refused, 1, "one refusal for the whole sweep: {s:?}");
+    assert_eq!(s.requests, s.ok + s.refused, "{s:?}");
+    let store = SqliteStore::open(&tmp.path().join("run").join("sleuth.db")).expect("the store");
+    let totals = store.totals("t").await.expect("totals");
+    let calls = |source: &str| -> u64 {
+        totals
+            .iter()
+            .filter(|t| t.source == source)
+            .map(|t| t.calls)
+            .sum()
+    };
+    assert_eq!(
+        calls("retry"),
+        s.refused,
+        "the refused request is one retry entry"
+    );
+    assert_eq!(calls("live"), s.ok, "every answer is one live entry");
+    server.shutdown().await;
+}

@@ -363,7 +363,10 @@ mod tests {
         let mut c = "word ".repeat(100);
         assert!(cut_to_limit(&mut c, Some(101), 100));
         let kept = tokens::count(&c);
-        assert!((95..=100).contains(&kept), "the server's share, then tiktoken's limit: {kept}");
+        assert!(
+            (95..=100).contains(&kept),
+            "the server's share, then tiktoken's limit: {kept}"
+        );
         // Within the limit by the server's count: untouched, whatever tiktoken would say.
         let mut c = "word ".repeat(50);
         assert!(!cut_to_limit(&mut c, Some(10), 10));
