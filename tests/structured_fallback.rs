@@ -214,7 +214,8 @@ async fn a_reasoning_model_gets_max_completion_tokens_after_one_refusal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_context_length_error_is_not_retried() {
-    // OpenAI and vLLM answer 400; a server that does not map the error answers 500. Final either way.
+    // Both answer 400 with OpenAI's context_length_exceeded (as llama-cpp-python does); a 500 with a
+    // context-length message is final too (the classifier's unit tests).
     for dialect in [Dialect::OpenAi, Dialect::LlamaCpp] {
         let server = mock(dialect, Some(40)).await;
         let gw = gateway(&server, StructuredMode::Auto, TokenLimit::Both).await;

@@ -3,7 +3,8 @@
 //!
 //! The status alone is not enough. llama-cpp-python answers a request it cannot validate with HTTP
 //! 500 and pydantic's message, which no retry will change; a context-length error arrives as 400 from
-//! OpenAI and vLLM but as 500 from servers that do not map it, and is never transient either. So the
+//! OpenAI, vLLM and llama-cpp-python, but may arrive as 500 from a server or proxy that does not map
+//! it, and is never transient either. So the
 //! body (its first [`ERROR_BODY_LIMIT`] bytes) is read and classified, in this order:
 //! 1. a context-length error ("context length", "maximum context", "n_ctx", "too many tokens", …) —
 //!    final, whatever the status;
@@ -157,8 +158,8 @@ mod tests {
     use super::*;
 
     /// llama-cpp-python's answer to `response_format: {type: "json_schema"}`: HTTP 500 with pydantic's
-    /// message in OpenAI's error shape.
-    const LLAMA_CPP_FORMAT: &str = r#"{"error":{"message":"1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]","type":"internal_server_error","param":null,"code":null}}"#;
+    /// message in OpenAI's error shape (as 0.3.16 answered it, the traceback's file path left out).
+    const LLAMA_CPP_FORMAT: &str = r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n    POST /v1/chat/completions","type":"internal_server_error","param":null,"code":null}}"#;
 
     fn other(status: u16, body: &str) -> ProviderError {
         match classify(status, None, body) {
@@ -173,7 +174,7 @@ mod tests {
             match classify(status, None, LLAMA_CPP_FORMAT) {
                 Failure::ResponseFormat { status: s, message } => {
                     assert_eq!(s, status);
-                    assert!(message.starts_with("1 validation error"), "{message}");
+                    assert!(message.starts_with("1 validation error:"), "{message}");
                     assert!(!message.contains('\n'));
                 }
                 f => panic!("{status}: {f:?}"),
