@@ -129,11 +129,11 @@ async fn main() -> Result<()> {
         Script::load(&a.script).with_context(|| format!("loading {}", a.script.display()))?,
     );
     let inner: SharedProvider = match &a.base_url {
-        Some(url) => Arc::new(OpenAiProvider::new(&OpenAiSettings {
-            base_url: url.clone(),
-            api_key: "measure".into(),
-            timeout: Duration::from_secs(120),
-        })?),
+        Some(url) => Arc::new(OpenAiProvider::new(&OpenAiSettings::new(
+            url.clone(),
+            "measure",
+            Duration::from_secs(120),
+        ))?),
         None => Arc::new(SimulatedProvider {
             latency: Duration::from_millis(a.latency_ms),
         }),

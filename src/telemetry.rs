@@ -18,6 +18,8 @@ pub const LLM_PARSE_FAILURES: &str = "sleuth_llm_parse_failures_total";
 pub const LLM_IN_FLIGHT: &str = "sleuth_llm_requests_in_flight";
 pub const LLM_CONCURRENCY_LIMIT: &str = "sleuth_llm_concurrency_limit";
 pub const LLM_CACHE_HITS: &str = "sleuth_llm_cache_hits_total";
+pub const LLM_FALLBACKS: &str = "sleuth_llm_fallbacks_total";
+pub const LLM_TRUNCATED: &str = "sleuth_llm_truncated_replies_total";
 pub const GAMES: &str = "sleuth_games_total";
 pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
 pub const STAGE_DURATION: &str = "sleuth_game_stage_duration_seconds";
@@ -62,6 +64,8 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (LLM_IN_FLIGHT, MetricKind::Gauge),
     (LLM_CONCURRENCY_LIMIT, MetricKind::Gauge),
     (LLM_CACHE_HITS, MetricKind::Counter),
+    (LLM_FALLBACKS, MetricKind::Counter),
+    (LLM_TRUNCATED, MetricKind::Counter),
     (GAMES, MetricKind::Counter),
     (GAMES_IN_FLIGHT, MetricKind::Gauge),
     (STAGE_DURATION, MetricKind::Histogram),
@@ -142,6 +146,16 @@ pub fn describe() {
         LLM_PARSE_FAILURES,
         Unit::Count,
         "Structured outputs that could not be parsed and were re-asked, by model and purpose."
+    );
+    describe_counter!(
+        LLM_FALLBACKS,
+        Unit::Count,
+        "Endpoint settings stepped down after a refusal naming them, by model, setting (structured, token_limit), from and to: once per route and run."
+    );
+    describe_counter!(
+        LLM_TRUNCATED,
+        Unit::Count,
+        "Replies longer than their max_tokens (the server ignored the limit) cut to it, by model."
     );
     describe_gauge!(
         LLM_IN_FLIGHT,

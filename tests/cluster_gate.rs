@@ -57,11 +57,11 @@ async fn worker_gateway(
     settings: LimitSettings,
     shared: Option<Arc<dyn SharedLimits>>,
 ) -> Gateway {
-    let provider = OpenAiProvider::new(&OpenAiSettings {
-        base_url: server.base_url(),
-        api_key: "test-key".into(),
-        timeout: Duration::from_secs(10),
-    })
+    let provider = OpenAiProvider::new(&OpenAiSettings::new(
+        server.base_url(),
+        "test-key",
+        Duration::from_secs(10),
+    ))
     .expect("client builds");
     let mut route = Route::new(Arc::new(provider), Some(&server.base_url()));
     route.limits = ModelLimits::new(MODEL, settings).map(Arc::new);

@@ -48,12 +48,19 @@ const REQUIRED_VARIABLES: &[&str] = &["model", "arm", "phase"];
 /// `a_live_cluster_answers_every_panel_of_the_cluster_dashboard`, not by the one-node scenario.
 /// Where the code records such a metric, its call sites must attach exactly these labels; a metric
 /// listed here may have no call site yet (the cluster's processes record them), every other exported
-/// metric must have one.
+/// metric must have one. The endpoint fallbacks and truncated replies are not produced either: only a
+/// server that refuses a setting or ignores the completion limit makes them (`sleuth mock-llm
+/// --dialect llama-cpp`, tested in `tests/structured_fallback.rs`), and the scenario's is OpenAI's.
 const NOT_IN_SCENARIO: &[(&str, &[&str])] = &[
     ("sleuth_cluster_workers", &[]),
     ("sleuth_cluster_queue_entries", &["state"]),
     ("sleuth_cluster_claimed_total", &[]),
     ("sleuth_worker_capacity", &[]),
+    (
+        "sleuth_llm_fallbacks_total",
+        &["model", "setting", "from", "to"],
+    ),
+    ("sleuth_llm_truncated_replies_total", &["model"]),
 ];
 /// Labels Prometheus attaches to every series of a scrape target: any query may match or group by
 /// them (one target per process, so `instance` tells the workers apart). They are not in a scrape.

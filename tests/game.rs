@@ -128,11 +128,11 @@ async fn openai_provider_against_faulty_mock_server_accounts_exactly() {
     )
     .await
     .expect("mock server starts");
-    let provider = OpenAiProvider::new(&OpenAiSettings {
-        base_url: server.base_url(),
-        api_key: "test-key".into(),
-        timeout: Duration::from_secs(10),
-    })
+    let provider = OpenAiProvider::new(&OpenAiSettings::new(
+        server.base_url(),
+        "test-key",
+        Duration::from_secs(10),
+    ))
     .expect("client builds");
     let dir = tempfile::tempdir().expect("tempdir");
     let prices = dir.path().join("pricing.toml");

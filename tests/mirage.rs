@@ -409,11 +409,11 @@ async fn a_malformed_reply_is_rerun_and_counted() {
     )
     .await
     .expect("mock server starts");
-    let provider = OpenAiProvider::new(&OpenAiSettings {
-        base_url: server.base_url(),
-        api_key: "test-key".into(),
-        timeout: Duration::from_secs(10),
-    })
+    let provider = OpenAiProvider::new(&OpenAiSettings::new(
+        server.base_url(),
+        "test-key",
+        Duration::from_secs(10),
+    ))
     .expect("client builds");
     let mut script = example("night-ferry.toml");
     script.factual.clear();
@@ -495,11 +495,11 @@ async fn the_simulated_model_answers_in_sections_by_both_routes() {
     let server = MockServer::start("127.0.0.1:0".parse().expect("addr"), MockConfig::default())
         .await
         .expect("mock server starts");
-    let provider = OpenAiProvider::new(&OpenAiSettings {
-        base_url: server.base_url(),
-        api_key: "test-key".into(),
-        timeout: Duration::from_secs(10),
-    })
+    let provider = OpenAiProvider::new(&OpenAiSettings::new(
+        server.base_url(),
+        "test-key",
+        Duration::from_secs(10),
+    ))
     .expect("client builds");
     let remote = gateway(Arc::new(provider))
         .await

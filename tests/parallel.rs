@@ -94,11 +94,11 @@ impl Endpoint {
         )
         .await
         .expect("the mock server starts");
-        let inner = OpenAiProvider::new(&OpenAiSettings {
-            base_url: server.base_url(),
-            api_key: "test-key".into(),
-            timeout: Duration::from_secs(60),
-        })
+        let inner = OpenAiProvider::new(&OpenAiSettings::new(
+            server.base_url(),
+            "test-key",
+            Duration::from_secs(60),
+        ))
         .expect("the client builds");
         let flight = Arc::new(InFlight::default());
         let provider = Counting {

@@ -72,6 +72,7 @@ impl Provider for InstantProvider {
                     cached_tokens: 0,
                 }),
                 logprobs: None,
+                notes: Default::default(),
             })
         })
     }

@@ -10,7 +10,8 @@ use clap::Args;
 use crate::game::ProviderSpec;
 use crate::llm::{
     Gateway, GatewayConfig, GatewayParts, LimitSettings, ModelLimits, OpenAiProvider,
-    OpenAiSettings, Pricing, Route, Router, SharedProvider, SimulatedProvider,
+    OpenAiSettings, Pricing, Route, Router, SharedProvider, SimulatedProvider, StructuredMode,
+    TokenLimit,
 };
 
 /// Which model to reach and how: shared by every command that calls a model.
@@ -51,6 +52,15 @@ pub struct LlmArgs {
     /// Keep the concurrency limit at --max-concurrency instead of adapting it.
     #[arg(long)]
     pub fixed_concurrency: bool,
+    /// How structured replies are asked for (openai): auto, json_schema, json_object or prompt.
+    /// `auto` tries `json_schema`, then on a refusal naming `response_format` `json_object` with the
+    /// schema, then the schema in the prompt.
+    #[arg(long, default_value = "auto", value_parser = str::parse::<StructuredMode>)]
+    pub structured: StructuredMode,
+    /// Which request field(s) carry the completion limit (openai): both, max_tokens or
+    /// max_completion_tokens. `both` steps down to the one a refusal leaves.
+    #[arg(long, default_value = "both", value_parser = str::parse::<TokenLimit>)]
+    pub token_limit: TokenLimit,
 }
 
 impl LlmArgs {
@@ -101,13 +111,14 @@ pub(super) fn provider(endpoint: &ProviderSpec, a: &LlmArgs) -> Result<SharedPro
                     a.api_key_env
                 )
             })?;
+            let base_url = endpoint
+                .base_url
+                .clone()
+                .unwrap_or_else(|| a.base_url.clone());
             let settings = OpenAiSettings {
-                base_url: endpoint
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| a.base_url.clone()),
-                api_key: key,
-                timeout: Duration::from_secs(a.timeout_secs),
+                structured: a.structured,
+                token_limit: a.token_limit,
+                ..OpenAiSettings::new(base_url, key, Duration::from_secs(a.timeout_secs))
             };
             Arc::new(OpenAiProvider::new(&settings)?)
         }

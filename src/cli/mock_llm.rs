@@ -47,6 +47,15 @@ pub struct MockArgs {
     /// text-embedding-3-small; default: the hashing embedder's 256).
     #[arg(long, default_value_t = crate::text::HASHED_DIMS)]
     pub embedding_dims: usize,
+    /// Behave like another server: `openai`; `openai-reasoning` (max_tokens refused with HTTP 400);
+    /// `llama-cpp` (llama.cpp's Python server: json_schema refused with HTTP 500, only max_tokens
+    /// read, a reply without it running on).
+    #[arg(long, default_value = "openai", value_parser = str::parse::<mockllm::Dialect>)]
+    pub dialect: mockllm::Dialect,
+    /// Refuse chat requests whose prompt plus completion limit pass this many tokens, as a
+    /// context-length error in the dialect's way.
+    #[arg(long)]
+    pub context_window: Option<u64>,
 }
 
 /// Serves until ctrl-c.
@@ -65,6 +74,8 @@ pub(super) async fn run(a: MockArgs) -> Result<()> {
         models: a.models,
         malformed_first: a.malformed_first,
         embedding_dims: a.embedding_dims,
+        dialect: a.dialect,
+        context_window: a.context_window,
     };
     let models = config.models.clone();
     let server = mockllm::MockServer::start(a.listen, config).await?;

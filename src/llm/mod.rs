@@ -18,7 +18,10 @@ pub use gateway::{
     GatewayParts, GatewayState, Ledger, LedgerOptions, LimitSettings, LlmError, ModelLimits, Route,
     Router, Settle, SharedError, SharedLimits, SharedReservation, SharedSlot, Spent,
 };
-pub use openai::{parse_retry_after, OpenAiProvider, OpenAiSettings, DEFAULT_KEY_ENV};
+pub use openai::{
+    parse_retry_after, prompt_schema_paragraph, HttpStatusError, OpenAiProvider, OpenAiSettings,
+    StructuredMode, TokenLimit, DEFAULT_KEY_ENV, ERROR_BODY_LIMIT, PROMPT_SCHEMA_MARKER,
+};
 pub use pricing::{ModelPrice, Pricing, PricingError};
 pub use provider::{EmbedResponse, Provider, ProviderError, SharedProvider, SimulatedProvider};
 pub use sample::{sample_index, SampleCounter};
@@ -27,6 +30,6 @@ pub use sections::{
     parse_sections, sections_schema_line, split_sections, Sections, SECTIONS_SCHEMA_MARKER,
 };
 pub use types::{
-    CallTags, ChatRequest, ChatResponse, ChatRole, Message, OutputStyle, Phase, ResponseSchema,
-    TokenLogprob, TokenUsage, Usage,
+    CallTags, ChatRequest, ChatResponse, ChatRole, Message, OutputStyle, Phase, ReplyNotes,
+    ResponseSchema, TokenLogprob, TokenUsage, Usage,
 };

@@ -18,7 +18,8 @@ pub enum ProviderError {
     /// HTTP 429: slow down. `retry_after` is what the server asked for, if anything.
     #[error("rate limited (HTTP 429)")]
     RateLimited { retry_after: Option<Duration> },
-    /// HTTP 5xx: the server failed; trying again may work.
+    /// HTTP 5xx (or 408, 409, 425): the server failed or was busy; trying again may work. A 5xx whose
+    /// body is a validation error about the request is [`ProviderError::Refused`] instead.
     #[error("server error (HTTP {status})")]
     Server {
         status: u16,
@@ -30,9 +31,14 @@ pub enum ProviderError {
     /// The connection could not be made or broke.
     #[error("connection failed: {0}")]
     Connect(String),
-    /// The server refused the request for good (bad key, unknown model, malformed request).
+    /// The server refused the request for good (bad key, unknown model, malformed request, a
+    /// setting it does not take): 400/401/403/404/422, validation messages at any status.
     #[error("request refused (HTTP {status}): {message}")]
     Refused { status: u16, message: String },
+    /// The prompt and the completion limit do not fit the model's context window: the same request
+    /// will never fit, so it is final, whatever status the server chose for it.
+    #[error("request exceeds the model's context window (HTTP {status}): {message}")]
+    ContextLength { status: u16, message: String },
     /// The server answered with something that is not a chat completion.
     #[error("unreadable response: {0}")]
     Decode(String),
@@ -63,6 +69,7 @@ impl ProviderError {
             Self::Timeout(_) => "timeout",
             Self::Connect(_) => "connect",
             Self::Refused { .. } => "refused",
+            Self::ContextLength { .. } => "context_length",
             Self::Decode(_) => "decode",
         }
     }

@@ -149,6 +149,7 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
         content,
         usage: Some(usage),
         logprobs,
+        notes: Default::default(),
     }
 }
 

@@ -131,6 +131,21 @@ pub struct ChatResponse {
     /// `None` when the provider did not report usage; the gateway then counts tokens itself.
     pub usage: Option<TokenUsage>,
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// What happened on the way to this answer that the call's usage should show.
+    pub notes: ReplyNotes,
+}
+
+/// What the provider met on the way to an answer, beyond the answer itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplyNotes {
+    /// Requests the endpoint refused for a setting it does not take (a `response_format`, a
+    /// completion-limit field) before this answer, each followed by the setting's fallback
+    /// (`llm/openai/dialect.rs`). Each was a request the server saw, so the gateway counts it as a
+    /// retry of the call ($0, in `usage.retries` and the ledger), though no retry of `max_retries`.
+    pub fallback_requests: u32,
+    /// The reply was longer than the request's `max_tokens` (a server that ignored the limit) and was
+    /// cut to it.
+    pub truncated: bool,
 }
 
 /// The phase a call belongs to, for cost per phase (PLAYER* Table A5).
@@ -175,6 +190,13 @@ pub struct Usage {
     pub cost_usd: f64,
     pub retries: u64,
     pub parse_failures: u64,
+    /// Replies cut to their `max_tokens` because the server sent more (left out of JSON when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -193,6 +215,7 @@ impl std::ops::AddAssign for Usage {
         self.cost_usd += o.cost_usd;
         self.retries += o.retries;
         self.parse_failures += o.parse_failures;
+        self.truncated += o.truncated;
     }
 }
 

@@ -151,6 +151,7 @@ impl Shared {
                 cached_tokens: 0,
             }),
             logprobs: None,
+            notes: Default::default(),
         })
     }
 }

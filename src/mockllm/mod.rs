@@ -29,6 +29,10 @@
 //!    with a polite refusal in place of the model's reply — valid HTTP, honest usage, but neither JSON
 //!    nor the two-section format — to exercise the gateway's re-asking of unparseable structured output.
 //!
+//! Under `--dialect llama-cpp` the server behaves like llama.cpp's Python server where it differs from
+//! OpenAI (`dialect`: `json_schema` refused with a 500 naming `response_format`, only `max_tokens`
+//! read, a reply without it running on), and `--context-window N` refuses prompts that do not fit.
+//!
 //! Every error uses OpenAI's error body (`{"error":{"message","type","param","code"}}`), and 429/500 carry
 //! both `retry-after-ms` (what OpenAI and Azure send) and `retry-after` in whole seconds.
 //!
@@ -40,6 +44,7 @@
 //! handlers, `request` the lenient reading of OpenAI request bodies, `faults` the injected faults,
 //! `stats` the totals and `error` OpenAI's error answers.
 
+mod dialect;
 mod error;
 mod faults;
 mod request;
@@ -61,6 +66,7 @@ use tokio::sync::{oneshot, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::llm::simulated;
+pub use dialect::{Dialect, UNBOUNDED_REPLY_TOKENS};
 use stats::Counters;
 pub use stats::MockStats;
 
@@ -93,6 +99,12 @@ pub struct MockConfig {
     /// `text-embedding-3-small` returns, so memory and load figures can be measured at a hosted
     /// model's size without one.
     pub embedding_dims: usize,
+    /// Which server the mock behaves like (`dialect`): OpenAI's API, or llama.cpp's Python server,
+    /// which refuses `json_schema` with a 500 and reads only `max_tokens`.
+    pub dialect: Dialect,
+    /// Prompt plus completion limit, in tokens, a chat request may have; more is refused as a
+    /// context-length error in the dialect's way. `None`: no limit.
+    pub context_window: Option<u64>,
 }
 
 /// The most dimensions an embedding may have: OpenAI's largest model returns 3,072, and a bound
@@ -116,6 +128,8 @@ impl Default for MockConfig {
             models: vec![simulated::MODEL.to_string()],
             malformed_first: 0,
             embedding_dims: crate::text::HASHED_DIMS,
+            dialect: Dialect::default(),
+            context_window: None,
         }
     }
 }

@@ -2,18 +2,25 @@
 //! only what the simulated model needs validated.
 
 use axum::http::StatusCode;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
+use super::dialect::{self, Dialect};
 use super::error::ApiError;
 use crate::llm::{ChatRequest, ChatRole, Message, ResponseSchema};
 
 /// Defaults that a request may leave out, as OpenAI documents them.
 const DEFAULT_TEMPERATURE: f32 = 1.0;
 const DEFAULT_TOP_P: f32 = 1.0;
-const DEFAULT_MAX_TOKENS: u32 = 512;
 
-/// Maps an OpenAI chat request body to sleuth's [`ChatRequest`], leniently.
-pub(super) fn parse_chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
+/// A chat request as the server reads it.
+pub(super) struct ParsedChat {
+    pub(super) req: ChatRequest,
+    /// The completion limit the dialect read; `None`: none it reads, so the reply runs on.
+    pub(super) limit: Option<u32>,
+}
+
+/// Maps an OpenAI chat request body to sleuth's [`ChatRequest`], leniently, as `dialect` reads it.
+pub(super) fn parse_chat_request(body: &[u8], dialect: Dialect) -> Result<ParsedChat, ApiError> {
     let obj = parse_object(body)?;
     if obj.get("stream").and_then(Value::as_bool) == Some(true) {
         return Err(ApiError::invalid(
@@ -25,7 +32,7 @@ pub(super) fn parse_chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
         .get("model")
         .and_then(Value::as_str)
         .ok_or_else(|| ApiError::invalid("you must provide a model parameter", Some("model")))?;
-    let messages = obj
+    let mut messages = obj
         .get("messages")
         .and_then(Value::as_array)
         .filter(|m| !m.is_empty())
@@ -39,29 +46,12 @@ pub(super) fn parse_chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
             .and_then(Value::as_f64)
             .map_or(default, |x| x as f32)
     };
-    let max_tokens = obj
-        .get("max_completion_tokens")
-        .and_then(Value::as_u64)
-        .or_else(|| obj.get("max_tokens").and_then(Value::as_u64))
-        .map_or(DEFAULT_MAX_TOKENS, |n| u32::try_from(n).unwrap_or(u32::MAX));
-    let schema = match obj.get("response_format") {
-        Some(rf) if rf.get("type").and_then(Value::as_str) == Some("json_schema") => {
-            let js = rf.get("json_schema");
-            let name = js
-                .and_then(|j| j.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or("response")
-                .to_string();
-            // OpenAI allows the schema to be omitted; an empty object schema then yields `{}`.
-            let schema = js
-                .and_then(|j| j.get("schema"))
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-            Some(ResponseSchema::json(&name, schema))
-        }
-        // `json_object`, `text` or nothing: free text.
-        _ => None,
-    };
+    let limit = dialect::max_tokens(&obj, dialect)?;
+    let format = dialect::response_format(&obj, dialect)?;
+    // A schema stated in the prompt is always taken out of it; it is the reply's schema when the
+    // request asks for none of its own.
+    let stated = dialect::schema_in_prompt(&mut messages);
+    let schema = format.or_else(|| stated.map(|s| ResponseSchema::json("response", s)));
     // Negative seeds are legal in OpenAI's API; reinterpret their bits so every seed is a distinct sample.
     let sample = match obj.get("seed") {
         Some(Value::Number(n)) => n
@@ -70,19 +60,20 @@ pub(super) fn parse_chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
             .unwrap_or(0),
         _ => 0,
     };
-    Ok(ChatRequest {
+    let req = ChatRequest {
         model: model.to_string(),
         messages,
         temperature: float("temperature", DEFAULT_TEMPERATURE),
         top_p: float("top_p", DEFAULT_TOP_P),
-        max_tokens,
+        max_tokens: dialect::model_limit(limit),
         schema,
         logprobs: obj
             .get("logprobs")
             .and_then(Value::as_bool)
             .unwrap_or(false),
         sample,
-    })
+    };
+    Ok(ParsedChat { req, limit })
 }
 
 /// The body as a JSON object, or OpenAI's answer to anything else.

@@ -13,8 +13,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+use super::dialect;
 use super::error::ApiError;
-use super::request::{check_model, parse_chat_request, parse_object};
+use super::request::{check_model, parse_chat_request, parse_object, ParsedChat};
 use super::{MockStats, Shared};
 use crate::llm::{simulated, tokens, TokenLogprob, TokenUsage};
 use crate::text;
@@ -41,13 +42,19 @@ async fn chat_completions(
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
     let _permit = shared.admit_then_delay().await?;
     let body = body.map_err(ApiError::from_body_rejection)?;
-    let req = parse_chat_request(&body)?;
-    check_model(&shared.config.models, &req.model)?;
+    let ParsedChat { req, limit } = parse_chat_request(&body, shared.config.dialect)
+        .and_then(|p| check_model(&shared.config.models, &p.req.model).map(|()| p))
+        .inspect_err(|_| shared.count_refused())?;
+    shared.check_context(&req, limit)?;
 
     // The simulated model is pure CPU work of well under a millisecond for sleuth's prompts: cheap
     // enough to run on the async worker instead of paying a hop to the blocking pool.
     let resp = simulated::respond(&req);
     let resp = shared.malformed(&req).unwrap_or(resp);
+    let resp = match limit {
+        Some(_) => resp,
+        None => dialect::run_on(&req, resp),
+    };
     // The simulated model always reports usage; count locally if that ever changes.
     let usage = resp.usage.unwrap_or_else(|| TokenUsage {
         prompt_tokens: tokens::count_messages(&req.messages),

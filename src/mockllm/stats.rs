@@ -17,6 +17,10 @@ pub struct MockStats {
     /// Successful chat completions answered with [`super::MALFORMED_REPLY`].
     #[serde(default)]
     pub malformed: u64,
+    /// Chat completions refused for good: a malformed body, an unknown model, a setting the
+    /// dialect does not take (`response_format` under `llama-cpp`), a prompt past the context window.
+    #[serde(default)]
+    pub refused: u64,
 }
 
 /// Live totals; atomics so concurrent requests never contend on a lock for bookkeeping.
@@ -29,6 +33,7 @@ pub(super) struct Counters {
     pub(super) prompt_tokens: AtomicU64,
     pub(super) completion_tokens: AtomicU64,
     pub(super) malformed: AtomicU64,
+    pub(super) refused: AtomicU64,
     /// Chat completions that reached the model so far (the malformed-output fault counts these).
     pub(super) malformed_slots: AtomicU64,
 }
@@ -44,6 +49,7 @@ impl Counters {
             prompt_tokens: get(&self.prompt_tokens),
             completion_tokens: get(&self.completion_tokens),
             malformed: get(&self.malformed),
+            refused: get(&self.refused),
         }
     }
 }

@@ -475,11 +475,11 @@ fn sleuth_request() -> ChatRequest {
 }
 
 fn provider(s: &MockServer) -> OpenAiProvider {
-    OpenAiProvider::new(&OpenAiSettings {
-        base_url: s.base_url(),
-        api_key: "test".into(),
-        timeout: Duration::from_secs(5),
-    })
+    OpenAiProvider::new(&OpenAiSettings::new(
+        s.base_url(),
+        "test",
+        Duration::from_secs(5),
+    ))
     .unwrap()
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SweepError;
-use crate::llm::ModelPrice;
+use crate::llm::{ModelPrice, StructuredMode, TokenLimit};
 
 /// The settings of one arm: every key is optional and falls back to the arm's base ([`SweepFile::game`])
 /// and then to `sleuth play`'s defaults. The same keys are valid in `[game]`, in each `[[arms]]` table
@@ -115,7 +115,7 @@ impl Settings {
 }
 
 /// One entry of the models table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelEntry {
     /// `simulated` or `openai` (any OpenAI-compatible endpoint).
@@ -139,6 +139,14 @@ pub struct ModelEntry {
     pub output_usd_per_mtok: Option<f64>,
     /// Added latency of the simulated provider, in milliseconds.
     pub latency_ms: Option<u64>,
+    /// How structured replies are asked for (openai): `auto` (default), `json_schema`,
+    /// `json_object` or `prompt` (`docs/sweeps.md`, *Models and their endpoints*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<StructuredMode>,
+    /// Which field(s) carry the completion limit (openai): `both` (default), `max_tokens` or
+    /// `max_completion_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_limit: Option<TokenLimit>,
 }
 
 impl ModelEntry {
@@ -498,6 +506,8 @@ framework = ["player", "ocot"]
             ("name = \"x\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"acme\"\n", "models.m.provider"),
             ("name = \"x\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"openai\"\nrpm = 0\n", "models.m.rpm"),
             ("name = \"x\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"openai\"\nkey = \"sk\"\n", "key"),
+            ("name = \"x\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"openai\"\nstructured = \"json\"\n", "json_object"),
+            ("name = \"x\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"openai\"\ntoken_limit = \"max\"\n", "max_completion_tokens"),
             ("name = \"x\"\nscripts = []\n", "scripts"),
             ("name = \"x\"\nscripts = [\"a\"]\nseeds = [1, 2]\nrepeats = 3\n", "repeats"),
             ("name = \"x\"\nscripts = [\"a\"]\n[budget]\nmax_usd = -1\n", "budget.max_usd"),
@@ -511,6 +521,17 @@ framework = ["player", "ocot"]
             assert!(msg.contains("/x/sweep.toml"), "{msg}");
             assert!(msg.contains(key), "`{key}` not named in: {msg}");
         }
+    }
+
+    #[test]
+    fn a_models_endpoint_settings_read() {
+        let text = "name = \"x\"\nscripts = [\"a\"]\n[models.m]\nprovider = \"openai\"\nstructured = \"json_object\"\ntoken_limit = \"max_tokens\"\n[models.n]\nprovider = \"openai\"\n";
+        let s = parse(text).unwrap_or_else(|e| panic!("{e}"));
+        let m = &s.file.models["m"];
+        assert_eq!(m.structured, Some(StructuredMode::JsonObject));
+        assert_eq!(m.token_limit, Some(TokenLimit::MaxTokens));
+        let n = &s.file.models["n"];
+        assert_eq!((n.structured, n.token_limit), (None, None));
     }
 
     #[test]

@@ -92,9 +92,9 @@ pub fn gateway_routes(plan: &Plan, timeout: Duration) -> Result<(Router, Pricing
                     .clone()
                     .unwrap_or_else(|| "https://api.openai.com/v1".to_string());
                 let p = OpenAiProvider::new(&OpenAiSettings {
-                    base_url: base_url.clone(),
-                    api_key,
-                    timeout,
+                    structured: entry.structured.unwrap_or_default(),
+                    token_limit: entry.token_limit.unwrap_or_default(),
+                    ..OpenAiSettings::new(base_url.clone(), api_key, timeout)
                 })
                 .map_err(|e| SweepError::Setup(format!("models.{name}: {e}")))?;
                 (Arc::new(p), Some(base_url))

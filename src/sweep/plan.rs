@@ -90,17 +90,7 @@ impl Plan {
             .entry(DEFAULT_MODEL.to_string())
             .or_insert(ModelEntry {
                 provider: "simulated".into(),
-                base_url: None,
-                model: None,
-                api_key_env: None,
-                rpm: None,
-                tpm: None,
-                max_concurrency: None,
-                adaptive_concurrency: None,
-                input_usd_per_mtok: None,
-                cached_input_usd_per_mtok: None,
-                output_usd_per_mtok: None,
-                latency_ms: None,
+                ..ModelEntry::default()
             });
         let scripts = load_scripts(&sweep, files)?;
         let arms = arms(&sweep);

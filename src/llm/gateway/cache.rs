@@ -125,6 +125,7 @@ impl StoredChat {
             content: self.content,
             usage: Some(self.usage),
             logprobs: self.logprobs,
+            notes: Default::default(),
         }
     }
 }

@@ -133,6 +133,9 @@ async fn answer(
     let est = estimate(&shared.pricing, req, prompt_bytes(req));
     let retries_before = usage.retries;
     let outcome = call_provider(shared, route, req, model_id, tags, scope, est, usage).await;
+    if let Ok((response, _, _)) = &outcome {
+        structured::note_reply(&response.notes, usage);
+    }
     record_retries(
         shared,
         &req.model,

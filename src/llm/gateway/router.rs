@@ -14,6 +14,8 @@ use crate::llm::provider::SharedProvider;
 
 /// Where one model's calls go.
 pub struct Route {
+    /// The route's own provider instance: what it learns about its endpoint (an `openai` provider's
+    /// structured-output and token-limit fallbacks) is remembered per route, by every game of the node.
     pub provider: SharedProvider,
     /// The model id sent to the endpoint; `None` keeps the name the caller used.
     pub model: Option<String>,

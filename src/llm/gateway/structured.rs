@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::llm::schema::parse_structured;
 use crate::llm::sections::{default_sections_format, parse_sections, SECTIONS_SCHEMA_MARKER};
-use crate::llm::types::{ChatRole, Message, OutputStyle, ResponseSchema};
+use crate::llm::types::{ChatRole, Message, OutputStyle, ReplyNotes, ResponseSchema, Usage};
 
 /// What a re-ask adds to the sample index, so that the model samples afresh rather than repeating the
 /// reply it could not use.
@@ -34,6 +34,15 @@ pub(super) fn reask(
         OutputStyle::Json => rerun_messages(original, bad, reason),
         OutputStyle::Sections => rerun_sections_messages(original, bad, reason, &schema.schema),
     }
+}
+
+/// What the provider met on the way to an answer, into the call's usage: each request the endpoint
+/// refused for a setting it does not take (a structured-output or token-limit fallback followed) is a
+/// retry of the call — the server saw a request, so the ledger has a $0 `retry` entry for it — but it
+/// used none of the call's `max_retries`; a reply cut to `max_tokens` is counted in `truncated`.
+pub(super) fn note_reply(notes: &ReplyNotes, usage: &mut Usage) {
+    usage.retries += u64::from(notes.fallback_requests);
+    usage.truncated += u64::from(notes.truncated);
 }
 
 /// The sample index of a re-ask.

@@ -48,6 +48,7 @@ fn ok(content: &str, usage: Option<TokenUsage>) -> Result<ChatResponse, Provider
         content: content.into(),
         usage,
         logprobs: None,
+        notes: Default::default(),
     })
 }
 
