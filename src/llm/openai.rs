@@ -293,6 +293,7 @@ mod tests {
             schema: Some(crate::llm::ResponseSchema::json("vote", schema.clone())),
             logprobs: false,
             sample: 1,
+            cache_key: None,
         };
         assert!(to_openai_request(&req).response_format.is_some());
         req.schema = Some(crate::llm::ResponseSchema::sections("vote", schema));

@@ -82,6 +82,7 @@ pub(super) fn parse_chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         sample,
+        cache_key: None,
     })
 }
 
