@@ -185,6 +185,7 @@ fn gateway_benches(c: &mut Criterion, group: &str, wall: bool) {
         schema: None,
         logprobs: false,
         sample: 7,
+        cache_key: None,
     };
     let tags = CallTags {
         game: "bench".into(),

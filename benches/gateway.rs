@@ -103,6 +103,7 @@ fn request(sample: u64) -> ChatRequest {
         schema: None,
         logprobs: false,
         sample,
+        cache_key: None,
     }
 }
 

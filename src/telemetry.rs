@@ -20,6 +20,7 @@ pub const LLM_CONCURRENCY_LIMIT: &str = "sleuth_llm_concurrency_limit";
 pub const LLM_CACHE_HITS: &str = "sleuth_llm_cache_hits_total";
 pub const LLM_FALLBACKS: &str = "sleuth_llm_fallbacks_total";
 pub const LLM_TRUNCATED: &str = "sleuth_llm_truncated_replies_total";
+pub const LLM_PROMPT_CACHE: &str = "sleuth_llm_prompt_cache_tokens_total";
 pub const GAMES: &str = "sleuth_games_total";
 pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
 pub const STAGE_DURATION: &str = "sleuth_game_stage_duration_seconds";
@@ -66,6 +67,7 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (LLM_CACHE_HITS, MetricKind::Counter),
     (LLM_FALLBACKS, MetricKind::Counter),
     (LLM_TRUNCATED, MetricKind::Counter),
+    (LLM_PROMPT_CACHE, MetricKind::Counter),
     (GAMES, MetricKind::Counter),
     (GAMES_IN_FLIGHT, MetricKind::Gauge),
     (STAGE_DURATION, MetricKind::Histogram),
@@ -136,6 +138,11 @@ pub fn describe() {
         LLM_CACHE_HITS,
         Unit::Count,
         "LLM calls answered from the content-addressed cache (at no cost), by model, phase, framework and arm."
+    );
+    describe_counter!(
+        LLM_PROMPT_CACHE,
+        Unit::Count,
+        "Prompt tokens of chat requests as sleuth's prefix tracker counts them, by model, phase, framework, arm and kind (prompt: all; cacheable: the prefix shared with an earlier request of the model in the run, from 1,024 tokens in 128-token steps, OpenAI's rule). cacheable / prompt is the cacheable share."
     );
     describe_counter!(
         LLM_RETRIES,

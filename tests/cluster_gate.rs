@@ -100,6 +100,7 @@ fn request(worker: usize, call: usize, max_tokens: u32) -> (ChatRequest, CallTag
         schema: None,
         logprobs: false,
         sample: (worker * 1000 + call) as u64,
+        cache_key: None,
     };
     let tags = CallTags {
         game: format!("g{worker}"),

@@ -480,6 +480,7 @@ async fn the_simulated_model_answers_in_sections_by_both_routes() {
         schema: Some(ResponseSchema::sections("vote", schema.clone())),
         logprobs: false,
         sample: 11,
+        cache_key: None,
     };
     let local = simulated()
         .await

@@ -534,6 +534,7 @@ async fn a_redis_backed_cache_sends_more_than_four_lookups_at_once() {
                 schema: None,
                 logprobs: false,
                 sample: i as u64,
+                cache_key: None,
             };
             let tags = CallTags {
                 game: format!("g{i}"),

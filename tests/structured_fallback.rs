@@ -82,6 +82,7 @@ fn free_text(max_tokens: u32) -> ChatRequest {
         schema: None,
         logprobs: false,
         sample: 7,
+        cache_key: None,
     }
 }
 

@@ -548,6 +548,7 @@ async fn a_dead_gateway_is_restarted_and_its_callers_never_see_unavailable() {
                     schema: None,
                     logprobs: false,
                     sample: i,
+                    cache_key: None,
                 },
                 CallTags {
                     game: "g".into(),

@@ -69,6 +69,8 @@ pub struct Context {
     plan: Option<Plan>,
     bound: CallBound,
     turn: TurnBuilder,
+    /// The provider's prompt-cache key of this character's calls ([`prompt_cache_key`]).
+    cache_key: Arc<str>,
 }
 
 /// The indices reserved for a fork of known size.
@@ -85,12 +87,26 @@ pub(super) fn system_vars(v: &CharacterView, protocol: &ProtocolSettings) -> min
         name => v.name(), title => v.title(), murderer => v.is_murderer(),
         premise => v.premise(), victims => v.victims(), cast => v.cast(),
         suspects => v.suspects(),
-        story => v.story(), acts => v.acts(), performance => v.performance(),
+        story => v.story(), acts => v.acts(), act_count => v.act_count(),
+        performance => v.performance(),
         abilities => v.abilities(), timeline => v.timeline(),
         relationships => v.relationships(), goals => v.goals(), secrets => v.secrets(),
         protocol => protocol.protocol.as_str(),
         force_expose => protocol.mirage.force_expose,
     }
+}
+
+/// The prompt-cache key of a character's calls: one per (framework, script, character), so that a
+/// provider routes the calls that share the character's long system prompt — in every game of a sweep
+/// that plays the same script and arm — to the same cache. A digest, so it names nothing.
+pub(super) fn prompt_cache_key(framework: Framework, title: &str, name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [framework.as_str(), title, name] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    format!("sleuth-{}", hex::encode(&h.finalize()[..8]))
 }
 
 /// A JSON response schema with a name (the call purpose).
@@ -105,6 +121,7 @@ impl Context {
             f => !f.plays(),
         };
         let samples = SampleCounter::new(a.seed, a.view.name());
+        let cache_key = prompt_cache_key(a.framework, a.view.title(), a.view.name()).into();
         Context {
             framework: a.framework,
             protocol: a.protocol,
@@ -120,6 +137,7 @@ impl Context {
             plan: None,
             bound: a.bound,
             turn: TurnBuilder::default(),
+            cache_key,
         }
     }
 
@@ -155,6 +173,7 @@ impl Context {
             plan,
             bound: self.bound.clone(),
             turn: TurnBuilder::default(),
+            cache_key: Arc::clone(&self.cache_key),
         }
     }
 
@@ -310,6 +329,7 @@ impl Context {
             schema,
             logprobs,
             sample: self.next_sample(),
+            cache_key: Some(self.cache_key.to_string()),
         };
         let tags = self.tags(phase, purpose);
         let permit = self.bound.enter().await;
@@ -468,6 +488,71 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The system prompt of `who` in every framework but OP (which shows every script, released or
+    /// not), both languages, with the script's acts handed out up to `act`.
+    fn systems_at(script: &Script, who: &str, act: u32) -> Vec<(String, String)> {
+        let mut view = CharacterView::of(script, who).expect("character exists");
+        view.release(act);
+        let mut out = Vec::new();
+        for f in Framework::ALL.into_iter().filter(|f| *f != Framework::Op) {
+            for lang in [Language::En, Language::Zh] {
+                let p = Prompts::load(f.as_str(), lang, None, &["system"])
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let label = format!("{f} ({})", lang.code());
+                let text = p
+                    .render("system", system_vars(&view, &ProtocolSettings::default()))
+                    .unwrap_or_else(|e| panic!("{label}: {e}"));
+                out.push((label, text));
+            }
+        }
+        out
+    }
+
+    /// Prompts are laid out for providers' prefix caches (issue 19): what every character shares comes
+    /// first, then the character, and a released act is appended at the end, so the prompt before the
+    /// release is a prefix of the one after it.
+    #[test]
+    fn system_prompts_put_the_shared_part_first_and_append_released_acts() {
+        let mut script = example("night-ferry.toml");
+        script.acts = 2;
+        for c in &mut script.characters {
+            let first = c.acts.first().cloned().unwrap_or_default();
+            c.acts = vec![first, format!("Later, {} saw the lantern go out.", c.name)];
+        }
+        let (a, b) = (&script.characters[0].name, &script.characters[1].name);
+        let before = systems_at(&script, a, 1);
+        let after = systems_at(&script, a, 2);
+        for ((label, one), (_, two)) in before.iter().zip(&after) {
+            assert!(
+                two.starts_with(one.as_str()),
+                "{label}: releasing act 2 rewrote the prompt instead of appending to it"
+            );
+            assert!(
+                two.len() > one.len() && two.contains("lantern go out"),
+                "{label}"
+            );
+        }
+        let other = systems_at(&script, b, 1);
+        let everyone = example("night-ferry.toml");
+        let op = systems(&everyone, a)
+            .into_iter()
+            .zip(systems(&everyone, b))
+            .filter(|((l, _), _)| l.starts_with("op"))
+            .map(|((l, x), (_, y))| ((l.clone(), x), (l, y)));
+        for ((label, mine), (_, theirs)) in before.into_iter().zip(other).chain(op) {
+            let persona = ["### Who you are", "### 你的身份"]
+                .iter()
+                .find_map(|h| mine.find(h))
+                .unwrap_or_else(|| panic!("{label}: no persona heading"));
+            assert!(persona > 0, "{label}: the persona comes first");
+            assert_eq!(
+                mine[..persona],
+                theirs[..persona],
+                "{label}: two characters' prompts differ before their persona"
+            );
+        }
     }
 
     /// Every system prompt lists the suspects who do not play, with their descriptions, for a script that

@@ -272,10 +272,16 @@ impl Mirage {
     ) -> Result<(), AgentError> {
         let texts: Vec<&str> = old.iter().map(|r| r.text.as_str()).collect();
         let players: Vec<&str> = cx.view().cast().iter().map(|c| c.name.as_str()).collect();
+        // The part to fold, rendered exactly as the history block of the calls before it: the prompt
+        // then starts with what those calls sent, and a provider's prefix cache serves all of it.
+        let history = cx.prompts().render(
+            "history",
+            context! { summary => self.history_summary, records => texts },
+        )?;
         let prompt = cx.prompts().render(
             "summarize_history",
             context! {
-                previous => self.history_summary, records => texts, cap => budget,
+                history => history, previous => self.history_summary, cap => budget,
                 players => players, victims => cx.victim_names(),
             },
         )?;

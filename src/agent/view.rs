@@ -243,6 +243,13 @@ impl CharacterView {
         &self.own.acts[..shown]
     }
 
+    /// How many acts the script has, handed out or not: prompts number the acts by it, so handing out
+    /// act 2 appends to the system prompt instead of renaming act 1 (a provider's prompt cache keeps
+    /// serving everything before it).
+    pub fn act_count(&self) -> usize {
+        (self.script_acts as usize).max(self.own.acts.len())
+    }
+
     /// The own script's sentences handed out so far, without a murderer's secrets.
     pub fn facts(&self) -> &[String] {
         &self.facts

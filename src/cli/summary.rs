@@ -132,6 +132,12 @@ pub(super) fn print_summary(r: &GameResult, out: &Path) {
         "Usage: {} calls, {} prompt + {} completion tokens, ${:.4}, {} retries, {} parse failures",
         u.calls, u.prompt_tokens, u.completion_tokens, u.cost_usd, u.retries, u.parse_failures
     );
+    if let (Some(c), Some(share)) = (u.cacheable_prompt_tokens, u.cacheable_share) {
+        println!(
+            "Prompt caching: {c} prompt tokens cacheable ({:.1}%: prefixes shared with an earlier call, OpenAI's rule)",
+            share * 100.0
+        );
+    }
     println!(
         "Wrote {} and {}",
         out.join("transcript.jsonl").display(),

@@ -117,6 +117,7 @@ impl LlmJudge {
             schema: Some(ResponseSchema::json(&call, schema)),
             logprobs: false,
             sample,
+            cache_key: None,
         };
         let tags = CallTags {
             game: game.into(),

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::llm::Usage;
+use crate::llm::{GamePromptCache, PromptCacheTally, Usage};
 
 pub use crate::eval::scores::{
     choice_correct, detection_accuracy, reciprocal_rank, suspicion_minus_trust, vote_order,
@@ -291,6 +291,21 @@ pub struct GameResult {
     /// fields above keep their places; absent from results written before games recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<super::GameSpec>,
+}
+
+impl GameResult {
+    /// Writes the gateway's cacheable-prompt tallies of this game into its usage: the whole game in
+    /// `usage`, each phase in `usage_by_phase` (generation calls, which games do not make, count in
+    /// the total only).
+    pub fn set_prompt_cache(&mut self, cache: &GamePromptCache) {
+        fn set(u: &mut Usage, t: PromptCacheTally) {
+            u.cacheable_prompt_tokens = Some(t.cacheable_tokens);
+            u.cacheable_share = t.share().map(|s| (s * 1e4).round() / 1e4);
+        }
+        set(&mut self.usage, cache.total());
+        set(&mut self.usage_by_phase.gameplay, cache.gameplay);
+        set(&mut self.usage_by_phase.evaluation, cache.evaluation);
+    }
 }
 
 #[cfg(test)]

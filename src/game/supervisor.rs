@@ -168,7 +168,13 @@ impl Actor for GameActor {
                     return Ok(());
                 };
                 let transcript = std::mem::replace(&mut args.transcript, Transcript::in_memory());
-                let result = run(st, &args, transcript).await;
+                let mut result = run(st, &args, transcript).await;
+                // The game's prompts are all sent now: its cacheable share is complete (taken on
+                // failure too, so the gateway forgets it).
+                let cache = args.gateway.take_prompt_cache(&args.config.game_id).await;
+                if let (Ok(r), Ok(cache)) = (&mut result, cache) {
+                    r.set_prompt_cache(&cache);
+                }
                 finish(
                     args.config.protocol.protocol,
                     &args.config.game_id,

@@ -14,9 +14,10 @@ mod types;
 
 pub use gateway::{
     backoff, chat_key, embed_key, Budget, BudgetExceeded, BudgetLimits, CallScope, CallTally,
-    ChatOutcome, EmbedOutcome, FairSemaphore, Gateway, GatewayActor, GatewayConfig, GatewayMsg,
-    GatewayParts, GatewayState, Ledger, LedgerOptions, LimitSettings, LlmError, ModelLimits, Route,
-    Router, Settle, SharedError, SharedLimits, SharedReservation, SharedSlot, Spent,
+    ChatOutcome, EmbedOutcome, FairSemaphore, GamePromptCache, Gateway, GatewayActor,
+    GatewayConfig, GatewayMsg, GatewayParts, GatewayState, Ledger, LedgerOptions, LimitSettings,
+    LlmError, ModelLimits, PromptCacheTally, Route, Router, Settle, SharedError, SharedLimits,
+    SharedReservation, SharedSlot, Spent,
 };
 pub use openai::{
     parse_retry_after, prompt_schema_paragraph, HttpStatusError, OpenAiProvider, OpenAiSettings,

@@ -627,6 +627,7 @@ mod tests {
             schema: schema.map(|s| ResponseSchema::json("t", s)),
             logprobs: false,
             sample: 1,
+            cache_key: None,
         }
     }
 

@@ -20,6 +20,23 @@ pub fn count_messages(messages: &[Message]) -> u64 {
         + 3
 }
 
+/// The token ids of a chat as a provider's prompt cache sees them: the messages in the order sent, each
+/// a marker of its role (an id outside cl100k's vocabulary, standing for the chat template's role
+/// tokens) followed by its content's tokens. Two requests share a cacheable prefix exactly as far as
+/// these sequences agree (`llm::gateway`'s prefix tracker hashes them in blocks).
+pub fn encode_messages(messages: &[Message]) -> Vec<u32> {
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    let mut out = Vec::new();
+    for m in messages {
+        out.push(ROLE_MARKER + m.role as u32);
+        out.extend(bpe.encode_ordinary(&m.content));
+    }
+    out
+}
+
+/// The first of the role markers of [`encode_messages`]: above every cl100k id (~100k).
+const ROLE_MARKER: u32 = 1 << 30;
+
 /// The longest prefix of `text` that fits in `budget` tokens, cut at a token boundary.
 pub fn truncate(text: &str, budget: u64) -> String {
     let bpe = tiktoken_rs::cl100k_base_singleton();
@@ -52,6 +69,15 @@ mod tests {
             count_messages(&[Message::user("hello world")]),
             3 + 2 + 1 + 3
         );
+    }
+
+    #[test]
+    fn encoded_messages_mark_roles_and_keep_order() {
+        let a = encode_messages(&[Message::system("rules"), Message::user("hello world")]);
+        let b = encode_messages(&[Message::user("rules"), Message::user("hello world")]);
+        assert_eq!(a.len(), 1 + count("rules") as usize + 1 + 2);
+        assert_ne!(a[0], b[0], "the role is part of the prefix");
+        assert_eq!(a[1..], b[1..]);
     }
 
     #[test]

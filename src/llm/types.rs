@@ -96,6 +96,11 @@ pub struct ChatRequest {
     pub logprobs: bool,
     /// Derived from (game seed, agent, call number): makes sampling reproducible. Sent as `seed` over HTTP.
     pub sample: u64,
+    /// Groups requests that share a long prefix (one character's calls) for the provider's prompt
+    /// cache: sent as OpenAI's `prompt_cache_key` where the endpoint accepts it. It never changes the
+    /// answer, so it is not part of the response cache's key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
 }
 
 /// Tokens a call used, as the provider reported them (or as counted locally when it reported none).
@@ -193,6 +198,15 @@ pub struct Usage {
     /// Replies cut to their `max_tokens` because the server sent more (left out of JSON when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub truncated: u64,
+    /// Of the prompt tokens, those a provider's prefix cache could have served (OpenAI's rule, counted
+    /// by the gateway's prefix tracker). Set on a game's result only, never on a transcript event: which
+    /// of the calls that run together finds a shared prefix first depends on their order, the game's
+    /// total does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacheable_prompt_tokens: Option<u64>,
+    /// `cacheable_prompt_tokens` over the prompt tokens as the tracker counted them; set with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacheable_share: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -216,6 +230,16 @@ impl std::ops::AddAssign for Usage {
         self.retries += o.retries;
         self.parse_failures += o.parse_failures;
         self.truncated += o.truncated;
+        self.cacheable_prompt_tokens =
+            match (self.cacheable_prompt_tokens, o.cacheable_prompt_tokens) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            };
+        // A share is not additive: it survives a sum only where one side has none.
+        self.cacheable_share = match (self.cacheable_share, o.cacheable_share) {
+            (Some(x), None) | (None, Some(x)) => Some(x),
+            _ => None,
+        };
     }
 }
 

@@ -72,6 +72,7 @@ pub(super) fn parse_chat_request(body: &[u8], dialect: Dialect) -> Result<Parsed
             .and_then(Value::as_bool)
             .unwrap_or(false),
         sample,
+        cache_key: None,
     };
     Ok(ParsedChat { req, limit })
 }

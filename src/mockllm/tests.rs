@@ -119,6 +119,7 @@ async fn content_parts_are_joined_and_match_the_in_process_model() {
         schema: None,
         logprobs: false,
         sample: 3,
+        cache_key: None,
     });
     assert_eq!(v["choices"][0]["message"]["content"], expected.content);
     s.shutdown().await;
@@ -471,6 +472,7 @@ fn sleuth_request() -> ChatRequest {
         schema: None,
         logprobs: false,
         sample: 1,
+        cache_key: None,
     }
 }
 

@@ -152,6 +152,7 @@ async fn generate_for(
             )),
             logprobs: false,
             sample: samples.next_index(),
+            cache_key: None,
         };
         let tags = CallTags {
             game: "questions".into(),

@@ -365,13 +365,21 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
             Column::new("Evaluation USD", "evaluation_usd", Kind::Number(4)),
             Column::new("Evaluation tokens", "evaluation_tokens", Kind::Number(0)),
             Column::new("Evaluation calls", "evaluation_calls", Kind::Number(0)),
+            Column::new(
+                "Cacheable prompt %",
+                "cacheable_prompt_pct",
+                Kind::Number(1),
+            ),
         ],
     );
     t.note = format!(
         "Games played under the {protocol} protocol. Mean per game over the arm's repeats; tokens are \
          prompt + completion tokens. Gameplay is — for methods that play no game (PP, OP). The last \
          rows sum each method's per-script means over scripts, as the paper's Overall row does. USD is \
-         priced from the pricing table the games ran with (the simulated model is free)."
+         priced from the pricing table the games ran with (the simulated model is free). Cacheable \
+         prompt % is the mean per game of the share of prompt tokens a provider's prefix cache could \
+         serve (prefixes shared with an earlier call of the model in the run, from 1,024 tokens in \
+         128-token steps: OpenAI's rule); — for games recorded before it was measured."
     );
     let scripts: BTreeSet<&str> = arms.iter().map(|a| a.script_label.as_str()).collect();
     let multi_script = scripts.len() > 1;
@@ -408,6 +416,7 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
             Cell::Number(Some(arm.games.len() as f64)),
         ];
         cells.extend(values.into_iter().map(Cell::Number));
+        cells.push(Cell::Number(cacheable_percent(&rs)));
         t.push(cells, false);
     }
     if multi_script {
@@ -419,10 +428,22 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
                 Cell::Number(Some(c.games.len() as f64)),
             ];
             cells.extend(total.into_iter().map(Cell::Number));
+            // A share does not add up over scripts.
+            cells.push(Cell::Number(None));
             t.push(cells, true);
         }
     }
     Some(t)
+}
+
+/// The mean cacheable share of the games' prompts, in percent; `None` when no game recorded it.
+fn cacheable_percent(rs: &[&GameResult]) -> Option<f64> {
+    let shares: Vec<f64> = rs
+        .iter()
+        .filter_map(|r| r.usage.cacheable_share)
+        .map(|s| s * 100.0)
+        .collect();
+    stats::mean(&shares)
 }
 
 /// MIRAGE Table 2 per condition, pooled over scripts as the paper pools its per-script Table 11: every

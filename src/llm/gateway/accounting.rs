@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::ledger::CallScope;
+use super::prefix::PrefixTracker;
 use crate::llm::pricing::Pricing;
 use crate::llm::provider::EmbedResponse;
 use crate::llm::tokens;
@@ -96,4 +97,30 @@ pub(super) fn count_parse_failure(model: &str, tags: &CallTags, usage: &mut Usag
 pub(super) fn count_call(tags: &CallTags, model: &str, outcome: &'static str) {
     metrics::counter!(tm::LLM_CALLS, "model" => model.to_string(), "phase" => tags.phase.as_str(), "purpose" => tags.purpose.clone(), "outcome" => outcome)
         .increment(1);
+}
+
+/// Records a request's prompt with the prefix tracker (the cacheable share, `prefix.rs`) and counts its
+/// prompt and cacheable tokens by model, phase, framework and arm. Every request is recorded, live or
+/// answered from the cache: the share describes the prompts' layout, which replaying does not change.
+pub(super) fn observe_prompt(
+    prefixes: &PrefixTracker,
+    req: &ChatRequest,
+    tags: &CallTags,
+    scope: &CallScope,
+) {
+    let tally = prefixes.observe(req, tags, scope);
+    tracing::debug!(
+        game = %tags.game,
+        agent = %tags.agent,
+        purpose = %tags.purpose,
+        prompt_tokens = tally.prompt_tokens,
+        cacheable_tokens = tally.cacheable_tokens,
+        "prompt prefix"
+    );
+    for (kind, n) in [
+        ("prompt", tally.prompt_tokens),
+        ("cacheable", tally.cacheable_tokens),
+    ] {
+        metrics::counter!(tm::LLM_PROMPT_CACHE, "model" => req.model.clone(), "phase" => tags.phase.as_str(), "framework" => tags.framework.clone(), "arm" => scope.arm.clone(), "kind" => kind).increment(n);
+    }
 }

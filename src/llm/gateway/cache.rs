@@ -346,6 +346,7 @@ mod tests {
             schema: None,
             logprobs: false,
             sample: 7,
+            cache_key: None,
         }
     }
 

@@ -23,6 +23,7 @@ mod error;
 mod ledger;
 mod limits;
 mod pipeline;
+mod prefix;
 mod retry;
 mod router;
 mod shared;
@@ -42,6 +43,7 @@ pub use cache::{chat_key, embed_key};
 pub use error::LlmError;
 pub use ledger::{CallScope, CallTally, Ledger, LedgerOptions};
 pub use limits::{FairSemaphore, LimitSettings, ModelLimits};
+pub use prefix::{GamePromptCache, PromptCacheTally};
 pub use retry::backoff;
 pub use router::{Route, Router};
 pub use shared::{Settle, SharedError, SharedLimits, SharedReservation, SharedSlot};
@@ -120,6 +122,11 @@ pub enum GatewayMsg {
         scope: Option<Arc<CallScope>>,
         reply: RpcReplyPort<Result<EmbedOutcome, LlmError>>,
     },
+    /// A game's cacheable prompt tallies, taken (and forgotten) once the game is over.
+    PromptCache {
+        game: String,
+        reply: RpcReplyPort<Result<GamePromptCache, LlmError>>,
+    },
     /// Test hook: the actor panics, so that its supervisor's restart can be tested.
     #[cfg(feature = "test-hooks")]
     Crash,
@@ -151,6 +158,8 @@ pub(crate) struct Shared {
     budget: Option<Arc<Budget>>,
     ledger: Option<Ledger>,
     shared_limits: Option<Arc<dyn SharedLimits>>,
+    /// The prompt prefixes sent, for the cacheable share of each game's prompts.
+    prefixes: prefix::PrefixTracker,
 }
 
 impl Shared {
@@ -163,6 +172,7 @@ impl Shared {
             budget: parts.budget,
             ledger: parts.ledger,
             shared_limits: parts.shared,
+            prefixes: prefix::PrefixTracker::default(),
         })
     }
 }
@@ -228,6 +238,9 @@ impl Actor for GatewayActor {
                         pipeline::embed(&shared, &model, &inputs, &tags, scope.as_deref()).await;
                     let _ = reply.send(out);
                 });
+            }
+            GatewayMsg::PromptCache { game, reply } => {
+                let _ = reply.send(Ok(shared.prefixes.take(&game)));
             }
             #[cfg(feature = "test-hooks")]
             GatewayMsg::Crash => panic!("test hook: the gateway actor was asked to crash"),
@@ -372,6 +385,16 @@ impl Gateway {
             req: req.clone(),
             tags: tags.clone(),
             scope: scope.clone(),
+            reply,
+        })
+        .await
+    }
+
+    /// The cacheable share of a finished game's prompts (the prefix tracker's tallies, by phase); the
+    /// gateway forgets them, so they are taken once.
+    pub async fn take_prompt_cache(&self, game: &str) -> Result<GamePromptCache, LlmError> {
+        self.ask(|reply| GatewayMsg::PromptCache {
+            game: game.to_string(),
             reply,
         })
         .await

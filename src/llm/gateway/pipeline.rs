@@ -96,6 +96,7 @@ pub(super) async fn chat(
             schema: req.schema.clone(),
             logprobs: req.logprobs,
             sample: structured::resample(req.sample),
+            cache_key: req.cache_key.clone(),
         };
         reask = Some(next);
     }
@@ -110,6 +111,7 @@ async fn answer(
     scope: &CallScope,
     usage: &mut Usage,
 ) -> Result<ChatResponse, LlmError> {
+    accounting::observe_prompt(&shared.prefixes, req, tags, scope);
     let model_id = route.model_id(&req.model);
     let flight = match &shared.cache {
         None => None,
@@ -587,6 +589,7 @@ pub(super) async fn embed(
         schema: None,
         logprobs: false,
         sample: 0,
+        cache_key: None,
     };
     let bytes: u64 = inputs.iter().map(|i| i.len() as u64).sum();
     let est = estimate(&shared.pricing, &probe, bytes);

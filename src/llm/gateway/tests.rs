@@ -65,6 +65,7 @@ fn request(schema: Option<Value>) -> ChatRequest {
         schema: schema.map(|s| ResponseSchema::json("vote", s)),
         logprobs: false,
         sample: 1,
+        cache_key: None,
     }
 }
 

@@ -51,6 +51,10 @@ pub(super) struct Body<'a> {
     top_logprobs: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<Value>,
+    /// One key per character (`ChatRequest::cache_key`): OpenAI routes requests with the same key to
+    /// the same prefix cache; servers that do not know the field ignore it (llama.cpp, vLLM).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 /// The body of `req` with structured output asked for in `mode` (never `Auto`) and the completion
@@ -96,6 +100,7 @@ pub(super) fn chat_body(req: &ChatRequest, mode: StructuredMode, limit: TokenLim
         logprobs: req.logprobs.then_some(true),
         top_logprobs: req.logprobs.then_some(5),
         response_format: json_schema.and_then(|s| response_format(s, mode)),
+        prompt_cache_key: req.cache_key.as_deref(),
     }
 }
 
@@ -226,6 +231,7 @@ mod tests {
             schema,
             logprobs: false,
             sample: 3,
+            cache_key: None,
         }
     }
 
