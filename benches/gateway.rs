@@ -52,11 +52,15 @@ async fn layered_gateway(dir: &std::path::Path) -> (Gateway, Ledger) {
         }),
         Some("http://127.0.0.1:1/v1"),
     );
-    route.limits = ModelLimits::new(LimitSettings {
-        rpm: Some(u32::MAX),
-        tpm: Some(u32::MAX),
-        max_concurrency: Some(100_000),
-    })
+    route.limits = ModelLimits::new(
+        MODEL,
+        LimitSettings {
+            rpm: Some(u32::MAX),
+            tpm: Some(u32::MAX),
+            max_concurrency: Some(100_000),
+            ..LimitSettings::default()
+        },
+    )
     .map(Arc::new);
     let mut router = Router::default();
     router.add(MODEL, route);

@@ -403,7 +403,8 @@ impl Worker {
             }
         };
         if let Some(s) = settled {
-            let mut wait = Duration::from_millis(200);
+            let pause =
+                crate::backoff::Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
             for attempt in 0..6 {
                 let r = match s {
                     Settle::Finish => self.queue.finish(&d).await,
@@ -413,8 +414,7 @@ impl Worker {
                     Ok(()) => break,
                     Err(e) if attempt < 5 => {
                         tracing::warn!(error = %e, "cannot acknowledge the entry; retrying");
-                        tokio::time::sleep(wait).await;
-                        wait *= 2;
+                        tokio::time::sleep(pause.delay(attempt)).await;
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "cannot acknowledge the entry; it will be delivered again");
@@ -614,7 +614,8 @@ async fn register_with_retries(
     req: &pb::RegisterRequest,
     signals: &mut watch::Receiver<u32>,
 ) -> Result<pb::RegisterResponse, ClusterError> {
-    let mut wait = Duration::from_millis(250);
+    let pause = crate::backoff::Backoff::new(Duration::from_millis(250), Duration::from_secs(5));
+    let mut n = 0;
     let started = Instant::now();
     loop {
         match rpc.register(req.clone()).await {
@@ -632,10 +633,10 @@ async fn register_with_retries(
             Err(s) => {
                 tracing::info!(error = %s.message(), "coordinator not reachable yet; retrying");
                 tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
+                    _ = tokio::time::sleep(pause.delay(n)) => {}
                     _ = signals.changed() => return Err(ClusterError::Setup("stopped before registering".into())),
                 }
-                wait = (wait * 2).min(Duration::from_secs(5));
+                n += 1;
             }
         }
     }

@@ -206,6 +206,7 @@ mod tests {
         // Sent before the cut: it says nothing new.
         c.learn(&b, Outcome::Overloaded, TIMEOUT);
         assert_eq!(c.limit(), 4);
+        drop((a, b));
         for _ in 0..5 {
             let s = c.slot("x").await;
             c.learn(&s, Outcome::Overloaded, TIMEOUT);

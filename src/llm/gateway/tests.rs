@@ -522,10 +522,7 @@ async fn thousands_of_calls_behind_few_slots_all_fit_a_budget_sized_for_them() {
         })
     });
     let outs = futures::future::join_all(calls).await;
-    let refused = outs
-        .iter()
-        .filter(|o| !matches!(o, Ok(Ok(_))))
-        .count();
+    let refused = outs.iter().filter(|o| !matches!(o, Ok(Ok(_)))).count();
     assert_eq!(refused, 0, "every call fits the budget");
     assert!(!*budget.exhausted().borrow(), "the budget was never spent");
     assert_eq!(budget.spent().tokens, CALLS * cost);
@@ -555,7 +552,10 @@ async fn a_long_rate_limit_wait_is_not_a_timeout() {
     let (gw, _) = limited(p.clone(), limits, None, config).await;
     let mut req = request(None);
     req.max_tokens = 30_500 - 6;
-    let first = gw.chat(req.clone(), tags()).await.expect("the first passes");
+    let first = gw
+        .chat(req.clone(), tags())
+        .await
+        .expect("the first passes");
     assert_eq!(first.usage.retries, 0);
     req.sample = 2;
     let started = std::time::Instant::now();
@@ -617,7 +617,11 @@ async fn a_burst_against_a_one_slot_queueing_server_lowers_the_limit_and_complet
     watch.abort();
     for o in outs {
         let out = o.expect("task").expect("every call is answered");
-        assert!(out.usage.retries <= 2, "retried {} times", out.usage.retries);
+        assert!(
+            out.usage.retries <= 2,
+            "retried {} times",
+            out.usage.retries
+        );
     }
     let lowest = lowest.load(std::sync::atomic::Ordering::SeqCst);
     assert!(lowest < 4, "the limit came down (lowest {lowest})");
