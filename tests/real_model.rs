@@ -85,7 +85,10 @@ impl LlamaServer {
                 eprintln!("SKIPPED (not CI): {msg}");
                 return None;
             }
-            assert!(Instant::now() < deadline, "the llama.cpp server did not answer in 30 min");
+            assert!(
+                Instant::now() < deadline,
+                "the llama.cpp server did not answer in 30 min"
+            );
             std::thread::sleep(Duration::from_millis(250));
         }
         Some(LlamaServer {
@@ -181,7 +184,12 @@ fn play(server: &LlamaServer, out: &Path, protocol_args: &[&str]) -> (std::proce
         .arg(tiny_script())
         .args(protocol_args)
         .args(["--provider", "openai", "--base-url", &server.base_url()])
-        .args(["--model", "smollm2", "--max-tokens", &MAX_TOKENS.to_string()])
+        .args([
+            "--model",
+            "smollm2",
+            "--max-tokens",
+            &MAX_TOKENS.to_string(),
+        ])
         .args(["--seed", "1", "--out"])
         .arg(out);
     let output = common::run(&mut cmd, GAME_TIMEOUT);
@@ -225,7 +233,10 @@ fn check_game(server: &LlamaServer, output: &std::process::Output, result: &Valu
     );
     // Regression 2: no burst of calls timing out queued at the one-slot server.
     let retries = u(result, &["usage", "retries"]);
-    assert!(retries <= 2, "{what}: {retries} retries against the one-slot server");
+    assert!(
+        retries <= 2,
+        "{what}: {retries} retries against the one-slot server"
+    );
     // Regression 3: the completion limit is honoured by the server (it reads `max_tokens`).
     let completion = u(result, &["usage", "completion_tokens"]);
     assert!(
@@ -270,7 +281,14 @@ fn a_wellplay_game_plays_against_the_real_server() {
         let (output, result) = play(
             server,
             &out,
-            &["--protocol", "wellplay", "--framework", "ocot", "--rounds", "1"],
+            &[
+                "--protocol",
+                "wellplay",
+                "--framework",
+                "ocot",
+                "--rounds",
+                "1",
+            ],
         );
         check_game(server, &output, &result, "wellplay/ocot");
     });
@@ -303,11 +321,7 @@ fn a_thinkthrice_game_plays_against_the_real_server() {
 fn a_mirage_game_plays_against_the_real_server() {
     with_server(|server, dir| {
         let out = dir.join("mirage");
-        let (output, result) = play(
-            server,
-            &out,
-            &["--protocol", "mirage", "--iterations", "1"],
-        );
+        let (output, result) = play(server, &out, &["--protocol", "mirage", "--iterations", "1"]);
         check_game(server, &output, &result, "mirage");
     });
 }
@@ -320,7 +334,13 @@ fn ledger_sources(run: &Path) -> Vec<sleuth::store::CallSource> {
         let s = sleuth::store::SqliteStore::open(&run.join("sleuth.db")).expect("store");
         let mut out = Vec::new();
         for r in s.runs("real").await.expect("runs") {
-            out.extend(s.ledger(&r.id).await.expect("ledger").into_iter().map(|e| e.source));
+            out.extend(
+                s.ledger(&r.id)
+                    .await
+                    .expect("ledger")
+                    .into_iter()
+                    .map(|e| e.source),
+            );
         }
         out
     })
@@ -417,7 +437,10 @@ api_key_env = "OPENAI_API_KEY"
         assert!(paid_before > 0, "the killed run recorded no paid call");
         // What the server answered but the killed run never recorded was in flight at the kill.
         let lost = answered_before_resume - paid_before;
-        assert!(lost <= 4, "{lost} answered calls missing from the ledger after the kill");
+        assert!(
+            lost <= 4,
+            "{lost} answered calls missing from the ledger after the kill"
+        );
 
         // The rerun finishes every game; what was paid before comes from the cache.
         let status = {
