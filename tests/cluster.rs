@@ -38,11 +38,17 @@ fn results_in(dir: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A `result.json` without its `duration_seconds` line: the one line that differs between two runs
-/// of the same game.
+/// A result without what describes the process that played it rather than the game: its duration, and
+/// the cacheable share of its prompts, which counts prefixes shared with earlier requests of the whole
+/// run (a worker's games are not one node's).
 fn without_duration(json: &str) -> String {
     json.lines()
-        .filter(|l| !l.trim_start().starts_with("\"duration_seconds\""))
+        .filter(|l| {
+            let l = l.trim_start();
+            !l.starts_with("\"duration_seconds\"")
+                && !l.starts_with("\"cacheable_prompt_tokens\"")
+                && !l.starts_with("\"cacheable_share\"")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
