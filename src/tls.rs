@@ -9,7 +9,7 @@
 //! and use the default when one is installed.
 //!
 //! Call [`install_crypto_provider`] before building an HTTP client; the binary calls it first thing, and
-//! [`crate::llm::openai::OpenAiProvider::new`] calls it too, for library users and tests.
+//! The OpenAI provider's constructor (`llm/openai/`) calls it too, for library users and tests.
 
 use std::sync::Once;
 

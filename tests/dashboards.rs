@@ -1637,13 +1637,22 @@ async fn a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel(
 // Prometheus, and every panel of their dashboards queried through its HTTP API.
 
 /// Panels of the sweep and LLM dashboards with no series after a healthy `sleuth sweep run`.
-const SWEEP_RUN_MAY_BE_EMPTY: &[MayBeEmpty] = &[(
-    "sleuth-sweep.json",
-    "Gateway restarts",
-    "counts restarts of a crashed gateway, and a healthy run has none; \
-     a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel crashes one in process \
-     and queries this panel",
-)];
+const SWEEP_RUN_MAY_BE_EMPTY: &[MayBeEmpty] = &[
+    (
+        "sleuth-sweep.json",
+        "Gateway restarts",
+        "counts restarts of a crashed gateway, and a healthy run has none; \
+         a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel crashes one in process \
+         and queries this panel",
+    ),
+    (
+        "sleuth-llm.json",
+        "Endpoint fallbacks in range",
+        "counts settings an endpoint refused (json_schema, a limit field); this run's mock accepts \
+         them all (tests/structured_fallback.rs tests the fallbacks against a mock in llama.cpp's \
+         dialect, and tests/real_model.rs against llama.cpp itself)",
+    ),
+];
 
 /// Panels of the cluster dashboard with no series after a healthy cluster sweep: none. Every worker
 /// exports its claims counter from the start (at 0), so even "Claims" answers without a silent

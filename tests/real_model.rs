@@ -11,7 +11,7 @@
 //!
 //! The three regressions the first real game met (issue 19) are each pinned here:
 //! 1. a structured call refused by the server (`json_schema`) falls back once, is not retried, and
-//!    the fallback is remembered: at most one refused request per game;
+//!    the fallback is remembered: only the calls in flight when the first refusal came back meet it;
 //! 2. default settings against the one-slot server complete: no burst of calls time out queued at
 //!    the server and burn retries;
 //! 3. the completion limit is honoured: no reply is longer than `--max-tokens`.
@@ -38,6 +38,10 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const CTX: u64 = 2048;
 /// The completion limit every game sends.
 const MAX_TOKENS: u64 = 48;
+/// The most requests a run may send before the first structured-output refusal comes back: the
+/// adaptive concurrency's start for an unknown endpoint. Each meets the refusal once; every later call
+/// sends what was learnt.
+const FIRST_WAVE: usize = 4;
 /// How long one game may take on a loaded 2-core machine before the test gives up.
 const GAME_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -224,9 +228,10 @@ fn check_game(server: &LlamaServer, output: &std::process::Output, result: &Valu
         ok as u64, calls,
         "{what}: the server answered {ok} chat requests, the game's usage counts {calls} calls"
     );
-    // Regression 1: the structured-output refusal is taken once, then remembered.
+    // Regression 1: the structured-output refusal is taken once, then remembered: only calls already
+    // in flight when it came back meet it too.
     assert!(
-        refused.len() <= 1,
+        refused.len() <= FIRST_WAVE,
         "{what}: the server refused {} requests ({refused:?}); a refused format must fall back once \
          and be remembered",
         refused.len()
@@ -255,8 +260,11 @@ fn check_game(server: &LlamaServer, output: &std::process::Output, result: &Valu
     let parse_failures = u(result, &["usage", "parse_failures"]);
     eprintln!(
         "{what}: {calls} calls, {parse_failures} parse failures, {retries} retries, \
-         {completion} completion tokens, {} prompt tokens, refused {refused:?}",
-        u(result, &["usage", "prompt_tokens"])
+         {completion} completion tokens, {} prompt tokens, cacheable share {}, refused {refused:?}, \
+         {:.0} s",
+        u(result, &["usage", "prompt_tokens"]),
+        result["usage"]["cacheable_share"],
+        result["duration_seconds"].as_f64().unwrap_or(0.0),
     );
 }
 
@@ -479,7 +487,11 @@ api_key_env = "OPENAI_API_KEY"
             cached > 0,
             "nothing the killed run paid for was served from the cache"
         );
-        assert!(refused.len() <= 2, "refused requests: {refused:?}");
+        // Each of the two processes learns the fallback once (its first wave of calls meets it).
+        assert!(
+            refused.len() <= 2 * FIRST_WAVE && refused.iter().all(|s| *s == 500),
+            "refused requests: {refused:?}"
+        );
         eprintln!(
             "sweep: {answered} answers from the server, {live} paid calls in the ledger \
              ({paid_before} before the kill, {lost} lost in flight), {cached} cache hits"

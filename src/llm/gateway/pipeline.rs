@@ -78,6 +78,10 @@ pub(super) async fn chat(
             Err(reason) => reason,
         };
         if reruns >= shared.config.max_reruns {
+            if let Some(json) = structured::last_resort(&response.content, schema) {
+                tracing::debug!(purpose = %tags.purpose, "free-text reply without its sections taken whole");
+                return Ok(finish(&req.model, tags, response, Some(json), usage));
+            }
             return Err(LlmError::Unparseable {
                 purpose: tags.purpose.clone(),
                 schema: schema.name.clone(),

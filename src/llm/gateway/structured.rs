@@ -45,6 +45,18 @@ pub(super) fn note_reply(notes: &ReplyNotes, usage: &mut Usage) {
     usage.truncated += u64::from(notes.truncated);
 }
 
+/// The value of a reply that still does not parse when the re-asks have run out, where one can be
+/// read without guessing: a free-text Sections reply (a speech, an introduction, an answer) with no
+/// `### RESPONSE:` header is taken whole as its RESPONSE, as the MIRAGE reference implementation
+/// reads a reply it cannot split. Small models often write the text without the headers; a game
+/// should not fail for it. Its parse failures stay counted. Any other reply has no such reading.
+pub(super) fn last_resort(content: &str, schema: &ResponseSchema) -> Option<Value> {
+    let free_text = schema.style == OutputStyle::Sections
+        && schema.schema.get("type").and_then(Value::as_str) == Some("string");
+    let text = content.trim();
+    (free_text && !text.is_empty()).then(|| Value::String(text.to_string()))
+}
+
 /// The sample index of a re-ask.
 pub(super) fn resample(sample: u64) -> u64 {
     sample.wrapping_add(RERUN_SAMPLE_STEP)
@@ -129,6 +141,27 @@ mod tests {
     use super::*;
     use crate::llm::sections::sections_schema_line;
     use serde_json::json;
+
+    #[test]
+    fn only_free_text_without_its_sections_is_taken_whole_at_the_end() {
+        let speech = ResponseSchema::sections("speech", json!({"type": "string"}));
+        assert_eq!(
+            last_resort("  I was on deck at ten.\n", &speech),
+            Some(json!("I was on deck at ten."))
+        );
+        assert_eq!(last_resort("   ", &speech), None, "nothing to take");
+        let vote = ResponseSchema::sections(
+            "vote",
+            json!({"type": "object", "properties": {"vote": {"type": "string"}}}),
+        );
+        assert_eq!(last_resort("Ada", &vote), None, "a vote is not guessed");
+        let json_speech = ResponseSchema::json("speech", json!({"type": "string"}));
+        assert_eq!(
+            last_resort("Ada", &json_speech),
+            None,
+            "JSON replies keep failing"
+        );
+    }
 
     #[test]
     fn a_sections_re_ask_without_a_format_paragraph_writes_one() {
