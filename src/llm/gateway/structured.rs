@@ -46,15 +46,24 @@ pub(super) fn note_reply(notes: &ReplyNotes, usage: &mut Usage) {
 }
 
 /// The value of a reply that still does not parse when the re-asks have run out, where one can be
-/// read without guessing: a free-text Sections reply (a speech, an introduction, an answer) with no
-/// `### RESPONSE:` header is taken whole as its RESPONSE, as the MIRAGE reference implementation
-/// reads a reply it cannot split. Small models often write the text without the headers; a game
-/// should not fail for it. Its parse failures stay counted. Any other reply has no such reading.
+/// read without guessing, from a two-section reply that has no `### RESPONSE:` header at all (small
+/// models often leave the headers out): a free-text one (a speech, an introduction, an answer) is taken
+/// whole as its RESPONSE, as the MIRAGE reference implementation reads a reply it cannot split; a JSON
+/// one is read from the reply as a whole when it holds an object that fits the schema. Its parse
+/// failures stay counted. Nothing else has such a reading: a reply with headers but a bad RESPONSE, or
+/// any JSON-style reply, fails.
 pub(super) fn last_resort(content: &str, schema: &ResponseSchema) -> Option<Value> {
-    let free_text = schema.style == OutputStyle::Sections
-        && schema.schema.get("type").and_then(Value::as_str) == Some("string");
     let text = content.trim();
-    (free_text && !text.is_empty()).then(|| Value::String(text.to_string()))
+    if schema.style != OutputStyle::Sections
+        || text.is_empty()
+        || crate::llm::sections::split_sections(text).is_ok()
+    {
+        return None;
+    }
+    if schema.schema.get("type").and_then(Value::as_str) == Some("string") {
+        return Some(Value::String(text.to_string()));
+    }
+    parse_sections(&format!("### RESPONSE:\n{text}"), &schema.schema).ok()
 }
 
 /// The sample index of a re-ask.
@@ -155,6 +164,16 @@ mod tests {
             json!({"type": "object", "properties": {"vote": {"type": "string"}}}),
         );
         assert_eq!(last_resort("Ada", &vote), None, "a vote is not guessed");
+        assert_eq!(
+            last_resort("I think {\"vote\": \"Ada\"} is right", &vote),
+            Some(json!({"vote": "Ada"})),
+            "a JSON object written without the headers is read"
+        );
+        assert_eq!(
+            last_resort("### RESPONSE: nobody", &vote),
+            None,
+            "a reply with its headers is not read again"
+        );
         let json_speech = ResponseSchema::json("speech", json!({"type": "string"}));
         assert_eq!(
             last_resort("Ada", &json_speech),
