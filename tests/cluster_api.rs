@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -13,18 +13,12 @@ use std::time::Duration;
 use common::redis::RedisServer;
 use sleuth::cluster::auth::Token;
 use sleuth::cluster::client;
-use sleuth::cluster::coordinator::{self, CoordinatorConfig};
+use sleuth::cluster::coordinator::CoordinatorConfig;
 use sleuth::cluster::proto as pb;
 use sleuth::cluster::submission;
 use tokio::sync::oneshot;
 
 const TOKEN: &str = "api-test-token-7f3a";
-
-fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-}
 
 /// A coordinator served in process until the returned sender is dropped or fired.
 async fn start(
@@ -32,7 +26,7 @@ async fn start(
     tls: Option<(Vec<u8>, Vec<u8>)>,
     namespace: &str,
 ) -> (SocketAddr, oneshot::Sender<()>) {
-    let addr = free_addr();
+    let addr = common::coordinator::free_addr();
     let mut cfg = CoordinatorConfig::new(
         redis.url(),
         addr,
@@ -40,24 +34,8 @@ async fn start(
         Token::new(TOKEN).expect("token"),
     );
     cfg.tls = tls;
-    let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let served = coordinator::serve(cfg, async move {
-            let _ = rx.await;
-        })
-        .await;
-        if let Err(e) = served {
-            eprintln!("coordinator stopped: {e}");
-        }
-    });
     // Up when it accepts connections.
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    (addr, tx)
+    (addr, common::coordinator::serve(cfg).await)
 }
 
 fn redis() -> Option<RedisServer> {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,12 +19,6 @@ use sleuth::store::{GameRow, GameState, RedisStore, Store, SweepRecord, SweepSta
 use tokio::sync::oneshot;
 
 const TOKEN: &str = "submission-test-token-41d2";
-
-fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-}
 
 fn redis() -> Option<RedisServer> {
     let r = RedisServer::start(&[]);
@@ -41,7 +35,7 @@ async fn start(
     namespace: &str,
     max_games: u64,
 ) -> (SocketAddr, oneshot::Sender<()>) {
-    let addr = free_addr();
+    let addr = common::coordinator::free_addr();
     let mut cfg = CoordinatorConfig::new(
         redis.url(),
         addr,
@@ -49,23 +43,8 @@ async fn start(
         Token::new(TOKEN).expect("token"),
     );
     cfg.max_games = max_games;
-    let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let served = coordinator::serve(cfg, async move {
-            let _ = rx.await;
-        })
-        .await;
-        if let Err(e) = served {
-            eprintln!("coordinator stopped: {e}");
-        }
-    });
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    (addr, tx)
+    // Up when it accepts connections.
+    (addr, common::coordinator::serve(cfg).await)
 }
 
 fn api(addr: SocketAddr) -> client::Sweeps {
