@@ -21,6 +21,7 @@ pub const LLM_CACHE_HITS: &str = "sleuth_llm_cache_hits_total";
 pub const LLM_FALLBACKS: &str = "sleuth_llm_fallbacks_total";
 pub const LLM_TRUNCATED: &str = "sleuth_llm_truncated_replies_total";
 pub const LLM_PROMPT_CACHE: &str = "sleuth_llm_prompt_cache_tokens_total";
+pub const LLM_SHORTENED: &str = "sleuth_llm_shortened_prompts_total";
 pub const GAMES: &str = "sleuth_games_total";
 pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
 pub const STAGE_DURATION: &str = "sleuth_game_stage_duration_seconds";
@@ -68,6 +69,7 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (LLM_FALLBACKS, MetricKind::Counter),
     (LLM_TRUNCATED, MetricKind::Counter),
     (LLM_PROMPT_CACHE, MetricKind::Counter),
+    (LLM_SHORTENED, MetricKind::Counter),
     (GAMES, MetricKind::Counter),
     (GAMES_IN_FLIGHT, MetricKind::Gauge),
     (STAGE_DURATION, MetricKind::Histogram),
@@ -163,6 +165,11 @@ pub fn describe() {
         LLM_TRUNCATED,
         Unit::Count,
         "Replies longer than their max_tokens (the server ignored the limit) cut to it, by model."
+    );
+    describe_counter!(
+        LLM_SHORTENED,
+        Unit::Count,
+        "Prompts shortened to fit the model's context window (dialogue, then memory chunks left out), by model and purpose."
     );
     describe_gauge!(
         LLM_IN_FLIGHT,

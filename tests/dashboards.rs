@@ -50,7 +50,8 @@ const REQUIRED_VARIABLES: &[&str] = &["model", "arm", "phase"];
 /// listed here may have no call site yet (the cluster's processes record them), every other exported
 /// metric must have one. The endpoint fallbacks and truncated replies are not produced either: only a
 /// server that refuses a setting or ignores the completion limit makes them (`sleuth mock-llm
-/// --dialect llama-cpp`, tested in `tests/structured_fallback.rs`), and the scenario's is OpenAI's.
+/// --dialect llama-cpp`, tested in `tests/structured_fallback.rs`), and the scenario's is OpenAI's;
+/// nor are shortened prompts, which need a model with a small context window (`tests/context_window.rs`).
 const NOT_IN_SCENARIO: &[(&str, &[&str])] = &[
     ("sleuth_cluster_workers", &[]),
     ("sleuth_cluster_queue_entries", &["state"]),
@@ -61,6 +62,7 @@ const NOT_IN_SCENARIO: &[(&str, &[&str])] = &[
         &["model", "setting", "from", "to"],
     ),
     ("sleuth_llm_truncated_replies_total", &["model"]),
+    ("sleuth_llm_shortened_prompts_total", &["model", "purpose"]),
 ];
 /// Labels Prometheus attaches to every series of a scrape target: any query may match or group by
 /// them (one target per process, so `instance` tells the workers apart). They are not in a scrape.
@@ -1651,6 +1653,12 @@ const SWEEP_RUN_MAY_BE_EMPTY: &[MayBeEmpty] = &[
         "counts settings an endpoint refused (json_schema, a limit field); this run's mock accepts \
          them all (tests/structured_fallback.rs tests the fallbacks against a mock in llama.cpp's \
          dialect, and tests/real_model.rs against llama.cpp itself)",
+    ),
+    (
+        "sleuth-llm.json",
+        "Prompts shortened to fit the context window per second",
+        "counts prompts shortened to fit a model's context window; this run's model has none \
+         (tests/context_window.rs plays games in windows that need it)",
     ),
 ];
 

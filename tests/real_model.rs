@@ -193,6 +193,9 @@ fn play(server: &LlamaServer, out: &Path, protocol_args: &[&str]) -> (std::proce
             "smollm2",
             "--max-tokens",
             &MAX_TOKENS.to_string(),
+            // llama-cpp-python's server does not report its window: say it, so prompts are fitted.
+            "--context-window",
+            &CTX.to_string(),
         ])
         .args(["--seed", "1", "--out"])
         .arg(out);
@@ -419,6 +422,7 @@ provider = "openai"
 base_url = "{url}"
 model = "smollm2"
 api_key_env = "OPENAI_API_KEY"
+context_window = {CTX}
 "#,
                 script = tiny_script().display(),
                 url = server.base_url(),

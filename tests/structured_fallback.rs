@@ -215,21 +215,34 @@ async fn a_reasoning_model_gets_max_completion_tokens_after_one_refusal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_context_length_error_is_not_retried() {
-    // Both answer 400 with OpenAI's context_length_exceeded (as llama-cpp-python does); a 500 with a
-    // context-length message is final too (the classifier's unit tests).
-    for dialect in [Dialect::OpenAi, Dialect::LlamaCpp] {
-        let server = mock(dialect, Some(40)).await;
-        let gw = gateway(&server, StructuredMode::Auto, TokenLimit::Both).await;
-        match gw.chat(free_text(30), tags()).await {
-            Err(LlmError::Refused {
-                error: ProviderError::ContextLength { .. },
-                ..
-            }) => {}
-            other => panic!("{dialect:?}: expected a context-length error, got {other:?}"),
-        }
-        assert_eq!(server.stats().requests, 1, "{dialect:?}: not retried");
-        server.shutdown().await;
+    // llama-cpp-python reports no window, so the request goes out; the server answers 400 with
+    // OpenAI's context_length_exceeded, which is final (a 500 with a context-length message is final
+    // too: the classifier's unit tests).
+    let server = mock(Dialect::LlamaCpp, Some(40)).await;
+    let gw = gateway(&server, StructuredMode::Auto, TokenLimit::Both).await;
+    match gw.chat(free_text(30), tags()).await {
+        Err(LlmError::Refused {
+            error: ProviderError::ContextLength { .. },
+            ..
+        }) => {}
+        other => panic!("expected a context-length error, got {other:?}"),
     }
+    assert_eq!(server.stats().requests, 1, "not retried");
+    server.shutdown().await;
+    // A server that reports its window (as vLLM does in /v1/models) is never sent a prompt that
+    // cannot fit: the gateway refuses it first, with the sizes.
+    let server = mock(Dialect::OpenAi, Some(40)).await;
+    let gw = gateway(&server, StructuredMode::Auto, TokenLimit::Both).await;
+    match gw.chat(free_text(30), tags()).await {
+        Err(LlmError::ContextWindow {
+            window: 40,
+            max_tokens: 30,
+            ..
+        }) => {}
+        other => panic!("expected the gateway's own refusal, got {other:?}"),
+    }
+    assert_eq!(server.stats().requests, 0, "nothing was sent");
+    server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

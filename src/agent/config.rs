@@ -55,6 +55,14 @@ pub enum AgentError {
     },
     #[error(transparent)]
     SamplePlan(#[from] SamplePlanError),
+    /// A prompt that cannot fit the model's context window: the game cannot go on with this model.
+    /// (The game's error names the character before this.)
+    #[error("script \"{script}\": {source}")]
+    ContextWindow {
+        script: String,
+        character: String,
+        source: LlmError,
+    },
 }
 
 /// A unit of work run alongside others was given a number of sample indices and made a different
@@ -71,7 +79,7 @@ impl AgentError {
     /// Usage spent by the failed action.
     pub fn usage(&self) -> Usage {
         match self {
-            AgentError::Llm(e) => e.usage(),
+            AgentError::Llm(e) | AgentError::ContextWindow { source: e, .. } => e.usage(),
             _ => Usage::default(),
         }
     }

@@ -28,7 +28,8 @@ use super::prompts::{PromptError, Prompts};
 use super::turn::{Turn, TurnBuilder};
 use super::view::CharacterView;
 use crate::llm::{
-    CallTags, ChatRequest, Gateway, Message, Phase, ResponseSchema, SampleCounter, TokenLogprob,
+    window, CallTags, ChatRequest, Gateway, LlmError, Message, Phase, ResponseSchema,
+    SampleCounter, TokenLogprob,
 };
 use crate::memory::{MemoryError, MemoryMsg, Recalled};
 use crate::rules::{HostLines, ProtocolSettings};
@@ -71,6 +72,11 @@ pub struct Context {
     turn: TurnBuilder,
     /// The provider's prompt-cache key of this character's calls ([`prompt_cache_key`]).
     cache_key: Arc<str>,
+    /// A system prompt built on the script's summary (MIRAGE's), sent in place of the script when a
+    /// call would not fit the model's window otherwise ([`Context::set_brief`]).
+    brief: Option<Arc<str>>,
+    /// The model's context window, asked of the gateway once per character (shared with forks).
+    window: Arc<tokio::sync::OnceCell<Option<u32>>>,
 }
 
 /// The indices reserved for a fork of known size.
@@ -138,6 +144,8 @@ impl Context {
             bound: a.bound,
             turn: TurnBuilder::default(),
             cache_key,
+            brief: None,
+            window: Arc::default(),
         }
     }
 
@@ -174,6 +182,8 @@ impl Context {
             bound: self.bound.clone(),
             turn: TurnBuilder::default(),
             cache_key: Arc::clone(&self.cache_key),
+            brief: self.brief.clone(),
+            window: Arc::clone(&self.window),
         }
     }
 
@@ -260,9 +270,53 @@ impl Context {
     }
 
     /// Records a private module step of this character, carrying the usage accrued since the last step.
+    /// Window marks (`llm/window.rs`) in the text are taken out: they are for the gateway only.
     pub fn step(&mut self, kind: &str, text: String, data: Option<Value>) {
         let name = self.view.name().to_string();
-        self.turn.step(kind, &name, text, data);
+        self.turn.step(kind, &name, window::strip(&text), data);
+    }
+
+    /// The context window of this character's model, if it has one (configured, reported by the
+    /// endpoint, or known): asked of the gateway once per character.
+    pub async fn context_window(&self) -> Option<u32> {
+        *self
+            .window
+            .get_or_init(|| async {
+                self.gateway
+                    .context_window(&self.config.model)
+                    .await
+                    .ok()
+                    .flatten()
+            })
+            .await
+    }
+
+    /// A system prompt built on a summary of the script, for calls that would not fit the model's
+    /// window with the script itself (`None`: there is none). Only MIRAGE's agent writes one: the other
+    /// papers give their agents no summary, so their calls keep the script and fail if it cannot fit.
+    pub fn set_brief(&mut self, brief: Option<String>) {
+        self.brief = brief.map(Arc::from);
+    }
+
+    /// The system prompt a call with `user` and `max_tokens` is sent: the script's, or the brief when
+    /// the script would not fit the window even with every dialogue line and memory chunk left out.
+    async fn system_for(&self, user: &str, max_tokens: u32) -> (Arc<str>, bool) {
+        let Some(brief) = &self.brief else {
+            return (Arc::clone(&self.system), false);
+        };
+        let Some(w) = self.context_window().await else {
+            return (Arc::clone(&self.system), false);
+        };
+        let least = window::least_tokens(&[
+            Message::system(self.system.to_string()),
+            Message::user(user),
+        ]);
+        let target = (f64::from(w) * window::TARGET_SHARE) as u64;
+        if least + u64::from(max_tokens) > target {
+            (Arc::clone(brief), true)
+        } else {
+            (Arc::clone(&self.system), false)
+        }
     }
 
     /// Renders the framework's system prompt from the view: persona, rules, the cast and the suspects who
@@ -317,7 +371,13 @@ impl Context {
         phase: Phase,
         logprobs: bool,
     ) -> Result<(String, Option<Value>, Option<Vec<TokenLogprob>>), AgentError> {
-        let system = system.unwrap_or(&self.system).to_string();
+        let (system, summarized) = match system {
+            Some(s) => (s.to_string(), false),
+            None => {
+                let (s, summarized) = self.system_for(&user, max_tokens).await;
+                (s.to_string(), summarized)
+            }
+        };
         let c = &self.config;
         let (model, temperature, top_p) = (c.model.clone(), c.temperature, c.top_p);
         let req = ChatRequest {
@@ -335,14 +395,28 @@ impl Context {
         let permit = self.bound.enter().await;
         let answer = self.gateway.chat(req, tags).await;
         drop(permit);
+        let noted = |mut u: crate::llm::Usage| {
+            if summarized {
+                u.shortened.script_summaries += 1;
+                u.shortened.calls = u.shortened.calls.max(1);
+            }
+            u
+        };
         match answer {
             Ok(out) => {
-                self.turn.spend(out.usage);
+                self.turn.spend(noted(out.usage));
                 Ok((out.response.content, out.json, out.response.logprobs))
             }
             Err(e) => {
-                self.turn.spend(e.usage());
-                Err(e.into())
+                self.turn.spend(noted(e.usage()));
+                Err(match e {
+                    e @ LlmError::ContextWindow { .. } => AgentError::ContextWindow {
+                        script: self.view.title().to_string(),
+                        character: self.name().to_string(),
+                        source: e,
+                    },
+                    e => e.into(),
+                })
             }
         }
     }
@@ -386,7 +460,9 @@ impl Context {
             texts.join("\n"),
             Some(json!({ "query": query, "events": events })),
         );
-        Ok(texts)
+        // Marked, so that a prompt too long for the model's window loses these chunks (the least
+        // relevant first) before anything else that is not dialogue.
+        Ok(texts.iter().map(|t| window::recalled(t)).collect())
     }
 
     /// Everything this character has seen since event `after`, in order (MIRAGE reads the whole

@@ -29,7 +29,7 @@ use super::context::Context;
 use super::interface::{Agent, AgentFuture, ClueChoice};
 use super::{together, AgentError};
 use crate::llm::{
-    sections_schema_line, split_sections, tokens, LlmError, Phase, ResponseSchema, Usage,
+    sections_schema_line, split_sections, tokens, window, LlmError, Phase, ResponseSchema, Usage,
 };
 use crate::memory::Recalled;
 
@@ -59,6 +59,67 @@ const SCORE_MAX: u32 = 10;
 const CHOICE_TOKENS: u32 = 200;
 /// A running history summary is never given less than this, whatever the cap.
 const MIN_HISTORY_SUMMARY_TOKENS: u64 = 64;
+/// With a model's context window known, the script summary and the verbatim history each get at most
+/// this share of it (1/4), so that the brief, the history, the instructions and the reply fit together.
+const WINDOW_SHARE: u32 = 4;
+/// Tokens kept free in a summarizing call for its instructions and the format paragraph.
+const INSTRUCTION_TOKENS: u64 = 600;
+/// A part of a script too long for the window is summarized in no fewer tokens than this.
+const MIN_PART_TOKENS: u32 = 150;
+
+/// A summary cap (script or history) for a model with a context window of `window`: the setting, or a
+/// quarter of the window if that is smaller. A cap of 0 (summaries off) stays off.
+fn capped(cap: u32, window: Option<u32>) -> u32 {
+    match window {
+        Some(w) if cap > 0 => cap.min(w / WINDOW_SHARE).max(1),
+        _ => cap,
+    }
+}
+
+/// `text` cut into parts of at most `budget` tokens: whole paragraphs where they fit, else whole
+/// sentences, else token boundaries. What a script too long for the model's window is summarized in.
+fn parts_of(text: &str, budget: u64) -> Vec<String> {
+    let budget = budget.max(1);
+    let mut pieces: Vec<String> = Vec::new();
+    for para in text.split("\n\n").filter(|p| !p.trim().is_empty()) {
+        if tokens::count(para) <= budget {
+            pieces.push(para.to_string());
+            continue;
+        }
+        for sentence in crate::text::sentences(para) {
+            let mut rest = sentence.as_str();
+            while tokens::count(rest) > budget {
+                let head = tokens::truncate(rest, budget);
+                if head.is_empty() {
+                    break;
+                }
+                pieces.push(head.clone());
+                rest = &rest[head.len().min(rest.len())..];
+            }
+            if !rest.trim().is_empty() {
+                pieces.push(rest.to_string());
+            }
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for piece in pieces {
+        let joined = if current.is_empty() {
+            piece.clone()
+        } else {
+            format!("{current}\n\n{piece}")
+        };
+        if !current.is_empty() && tokens::count(&joined) > budget {
+            parts.push(std::mem::replace(&mut current, piece));
+        } else {
+            current = joined;
+        }
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
 
 /// The MIRAGE agent and its state.
 #[derive(Debug, Default)]
@@ -157,6 +218,19 @@ impl Mirage {
         schema: Value,
         max_tokens: u32,
     ) -> Result<Value, AgentError> {
+        let system = self.brief.clone();
+        Self::sections_call_with(cx, system.as_deref(), purpose, prompt, schema, max_tokens).await
+    }
+
+    /// [`Mirage::sections_call`] with `system` in place of the character's system prompt (if given).
+    async fn sections_call_with(
+        cx: &mut Context,
+        system: Option<&str>,
+        purpose: &str,
+        prompt: String,
+        schema: Value,
+        max_tokens: u32,
+    ) -> Result<Value, AgentError> {
         let format = cx.prompts().render(
         "format",
         context! { text => schema == text_schema(), schema_line => sections_schema_line(&schema) },
@@ -168,7 +242,7 @@ impl Mirage {
         let request_schema = ResponseSchema::sections(purpose, schema);
         let (content, value, _) = cx
             .call_full(
-                self.brief.as_deref(),
+                system,
                 purpose,
                 user,
                 max_tokens,
@@ -195,26 +269,14 @@ impl Mirage {
         }
         self.prepared_for = Some(acts);
         self.brief = None;
-        let cap = cx.protocol().mirage.script_summary_tokens;
+        cx.set_brief(None);
+        let window = cx.context_window().await;
+        let cap = capped(cx.protocol().mirage.script_summary_tokens, window);
         let length = tokens::count(cx.system());
         if cap == 0 || length <= u64::from(cap) {
             return Ok(());
         }
-        let others: Vec<&str> = cx.view().others().collect();
-        let prompt = cx.prompts().render(
-        "summarize_script",
-        context! { name => cx.name(), cap => cap, victims => cx.victim_names(), others => others },
-    )?;
-        let v = self
-            .sections_call(
-                cx,
-                "summarize_script",
-                prompt,
-                text_schema(),
-                cap + THOUGHT_TOKENS,
-            )
-            .await?;
-        let summary = fit(&text_of(&v), u64::from(cap));
+        let summary = self.summarize_script(cx, cap, window).await?;
         cx.step(
             "summary",
             summary.clone(),
@@ -236,15 +298,90 @@ impl Mirage {
             force_expose => cx.protocol().mirage.force_expose,
         },
     )?;
-        self.brief = Some(brief);
+        self.brief = Some(brief.clone());
+        cx.set_brief(Some(brief));
         Ok(())
+    }
+
+    /// The script (the released system prompt) summarized in at most `cap` tokens: in one call, as
+    /// the paper does; or, when the script does not fit the model's window, part by part, each part
+    /// in its share of the cap, and the parts' notes joined in one more call if together they pass it.
+    async fn summarize_script(
+        &self,
+        cx: &mut Context,
+        cap: u32,
+        window: Option<u32>,
+    ) -> Result<String, AgentError> {
+        let others: Vec<String> = cx.view().others().map(str::to_string).collect();
+        let (name, victims) = (cx.name().to_string(), cx.victim_names());
+        let max = cap + THOUGHT_TOKENS;
+        let room = window.map(|w| {
+            ((f64::from(w) * crate::llm::window::TARGET_SHARE) as u64)
+                .saturating_sub(INSTRUCTION_TOKENS + u64::from(max))
+        });
+        let script = cx.system().to_string();
+        if room.is_none_or(|r| tokens::count(&script) <= r) {
+            let prompt = cx.prompts().render(
+                "summarize_script",
+                context! {
+                    name => name, cap => cap, victims => victims, others => others,
+                    notes => false, parts => 0,
+                },
+            )?;
+            let v = self
+                .sections_call(cx, "summarize_script", prompt, text_schema(), max)
+                .await?;
+            return Ok(fit(&text_of(&v), u64::from(cap)));
+        }
+        let parts = parts_of(&script, room.unwrap_or(0).max(256));
+        let n = parts.len();
+        let part_cap = (cap / n as u32).max(MIN_PART_TOKENS).min(cap);
+        let mut notes = Vec::with_capacity(n);
+        for (i, part) in parts.iter().enumerate() {
+            let prompt = cx.prompts().render(
+                "summarize_script",
+                context! {
+                    name => name, cap => part_cap, victims => victims, others => others,
+                    part => i + 1, parts => n, notes => false,
+                },
+            )?;
+            let v = Self::sections_call_with(
+                cx,
+                Some(part),
+                "summarize_script",
+                prompt,
+                text_schema(),
+                part_cap + THOUGHT_TOKENS,
+            )
+            .await?;
+            notes.push(fit(&text_of(&v), u64::from(part_cap)));
+        }
+        let joined = notes.join("\n\n");
+        if tokens::count(&joined) <= u64::from(cap) {
+            return Ok(joined);
+        }
+        let prompt = cx.prompts().render(
+            "summarize_script",
+            context! { name => name, cap => cap, victims => victims, others => others, notes => true, parts => 0 },
+        )?;
+        let v = Self::sections_call_with(
+            cx,
+            Some(&joined),
+            "summarize_script",
+            prompt,
+            text_schema(),
+            max,
+        )
+        .await?;
+        Ok(fit(&text_of(&v), u64::from(cap)))
     }
 
     /// The history block of a prompt: the running summary, then everything seen since, in order —
     /// summarizing the older part first when it is over the cap.
     async fn history_block(&mut self, cx: &mut Context) -> Result<String, AgentError> {
         let records = cx.history(self.summarized_until).await?;
-        let cap = u64::from(cx.protocol().mirage.history_tokens);
+        let window = cx.context_window().await;
+        let cap = u64::from(capped(cx.protocol().mirage.history_tokens, window));
         let sizes: Vec<u64> = records.iter().map(|r| tokens::count(&r.text)).collect();
         let total: u64 = sizes.iter().sum();
         let mut from = 0;
@@ -256,7 +393,11 @@ impl Mirage {
                 from = cut;
             }
         }
-        let texts: Vec<&str> = records[from..].iter().map(|r| r.text.as_str()).collect();
+        // Marked as dialogue: a prompt still too long for the window loses the oldest lines first.
+        let texts: Vec<String> = records[from..]
+            .iter()
+            .map(|r| window::dialogue(&r.text))
+            .collect();
         Ok(cx.prompts().render(
             "history",
             context! { summary => self.history_summary, records => texts },
@@ -270,7 +411,7 @@ impl Mirage {
         old: &[Recalled],
         budget: u64,
     ) -> Result<(), AgentError> {
-        let texts: Vec<&str> = old.iter().map(|r| r.text.as_str()).collect();
+        let texts: Vec<String> = old.iter().map(|r| window::dialogue(&r.text)).collect();
         let players: Vec<&str> = cx.view().cast().iter().map(|c| c.name.as_str()).collect();
         // The part to fold, rendered exactly as the history block of the calls before it: the prompt
         // then starts with what those calls sent, and a provider's prefix cache serves all of it.

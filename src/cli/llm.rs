@@ -61,6 +61,11 @@ pub struct LlmArgs {
     /// max_completion_tokens. `both` steps down to the one a refusal leaves.
     #[arg(long, default_value = "both", value_parser = str::parse::<TokenLimit>)]
     pub token_limit: TokenLimit,
+    /// Tokens the model reads in one request, prompt and reply together: prompts are shortened to fit
+    /// (dialogue, then memory chunks; MIRAGE's script summary). Without it the endpoint is asked (vLLM,
+    /// llama.cpp report theirs), then the built-in table of known models.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(256..))]
+    pub context_window: Option<u32>,
 }
 
 impl LlmArgs {
@@ -155,6 +160,7 @@ pub(super) async fn start_gateway(
     .with_endpoint_defaults(&endpoint.name, endpoint.base_url.as_deref());
     let mut route = Route::new(provider, None);
     route.limits = ModelLimits::new(&a.model(), settings).map(Arc::new);
+    route.window = a.context_window;
     Ok(Gateway::start_with(GatewayParts {
         router: Router::single(route),
         pricing,

@@ -11,6 +11,7 @@ mod sections;
 pub mod simulated;
 pub mod tokens;
 mod types;
+pub mod window;
 
 pub use gateway::{
     backoff, chat_key, embed_key, Budget, BudgetExceeded, BudgetLimits, CallScope, CallTally,

@@ -97,6 +97,11 @@ pub trait Provider: Send + Sync {
         model: &'a str,
         inputs: &'a [String],
     ) -> BoxFuture<'a, Result<EmbedResponse, ProviderError>>;
+    /// The model's context window as the endpoint reports it, if it does (vLLM, llama.cpp): asked once
+    /// per route, on its first call, and never an error (an endpoint that does not say is unknown).
+    fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<u32>> {
+        Box::pin(async { None })
+    }
 }
 
 /// A shared provider.

@@ -207,6 +207,10 @@ pub struct Usage {
     /// `cacheable_prompt_tokens` over the prompt tokens as the tracker counted them; set with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cacheable_share: Option<f64>,
+    /// What was left out of prompts to fit the model's context window (`llm/window.rs`); left out of
+    /// JSON when nothing was.
+    #[serde(default, skip_serializing_if = "super::window::Shortening::is_empty")]
+    pub shortened: super::window::Shortening,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -230,6 +234,7 @@ impl std::ops::AddAssign for Usage {
         self.retries += o.retries;
         self.parse_failures += o.parse_failures;
         self.truncated += o.truncated;
+        self.shortened += o.shortened;
         self.cacheable_prompt_tokens =
             match (self.cacheable_prompt_tokens, o.cacheable_prompt_tokens) {
                 (None, None) => None,

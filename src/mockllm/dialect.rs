@@ -196,6 +196,9 @@ impl Shared {
         };
         let prompt = tokens::count_messages(&req.messages);
         let completion = u64::from(limit.unwrap_or(0));
+        self.counters
+            .max_request_tokens
+            .fetch_max(prompt + completion, Ordering::Relaxed);
         if prompt + completion <= window {
             return Ok(());
         }

@@ -206,7 +206,18 @@ async fn list_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
         .config
         .models
         .iter()
-        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "sleuth"}))
+        .map(|id| {
+            let mut m = json!({"id": id, "object": "model", "created": 0, "owned_by": "sleuth"});
+            // A window is reported as vLLM reports it, so a client can learn it from the listing;
+            // llama.cpp's Python server reports none, and neither does the mock in its dialect.
+            if let (Some(w), false) = (
+                shared.config.context_window,
+                matches!(shared.config.dialect, dialect::Dialect::LlamaCpp),
+            ) {
+                m["max_model_len"] = json!(w);
+            }
+            m
+        })
         .collect();
     Json(json!({"object": "list", "data": data}))
 }

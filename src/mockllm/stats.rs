@@ -21,6 +21,10 @@ pub struct MockStats {
     /// dialect does not take (`response_format` under `llama-cpp`), a prompt past the context window.
     #[serde(default)]
     pub refused: u64,
+    /// With `--context-window`: the largest prompt of a chat completion so far, with its completion
+    /// limit, in tokens (cl100k), whether or not it fit.
+    #[serde(default)]
+    pub max_request_tokens: u64,
 }
 
 /// Live totals; atomics so concurrent requests never contend on a lock for bookkeeping.
@@ -34,6 +38,7 @@ pub(super) struct Counters {
     pub(super) completion_tokens: AtomicU64,
     pub(super) malformed: AtomicU64,
     pub(super) refused: AtomicU64,
+    pub(super) max_request_tokens: AtomicU64,
     /// Chat completions that reached the model so far (the malformed-output fault counts these).
     pub(super) malformed_slots: AtomicU64,
 }
@@ -50,6 +55,7 @@ impl Counters {
             completion_tokens: get(&self.completion_tokens),
             malformed: get(&self.malformed),
             refused: get(&self.refused),
+            max_request_tokens: get(&self.max_request_tokens),
         }
     }
 }

@@ -147,6 +147,11 @@ pub struct ModelEntry {
     /// `max_completion_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_limit: Option<TokenLimit>,
+    /// Tokens the model reads in one request, prompt and reply together. Without it the endpoint is
+    /// asked (vLLM, llama.cpp say), then the built-in table of known models; with none of them nothing
+    /// is shortened (`docs/real-models.md`, *Context windows*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 impl ModelEntry {
@@ -410,6 +415,12 @@ impl LoadedSweep {
                         "must be at least 1 (leave it out for no limit)".into(),
                     ));
                 }
+            }
+            if m.context_window.is_some_and(|w| w < 256) {
+                return Err(bad(
+                    at("context_window"),
+                    "expected at least 256 tokens (leave it out to ask the endpoint)".into(),
+                ));
             }
         }
         if let Some(usd) = file.budget.max_usd {

@@ -46,6 +46,19 @@ pub enum LlmError {
     /// retries: the call was not made, because making it unchecked could pass a limit the others keep.
     #[error("{purpose}: {message}")]
     Shared { purpose: String, message: String },
+    /// The prompt and the reply's `max_tokens` do not fit the model's context window, even with every
+    /// part a framework may leave out left out (`llm/window.rs`): refused before it was sent.
+    #[error(
+        "{purpose}: the prompt ({prompt_tokens} tokens, counted with cl100k, with every dialogue line and memory chunk left out) and a reply of up to {max_tokens} tokens do not fit the {window}-token context window of model `{model}`"
+    )]
+    ContextWindow {
+        purpose: String,
+        model: String,
+        prompt_tokens: u64,
+        max_tokens: u32,
+        window: u32,
+        usage: Usage,
+    },
 }
 
 impl LlmError {
@@ -54,7 +67,8 @@ impl LlmError {
         match self {
             LlmError::Exhausted { usage, .. }
             | LlmError::Refused { usage, .. }
-            | LlmError::Unparseable { usage, .. } => *usage,
+            | LlmError::Unparseable { usage, .. }
+            | LlmError::ContextWindow { usage, .. } => *usage,
             LlmError::Unavailable
             | LlmError::UnknownModel(_)
             | LlmError::Budget { .. }

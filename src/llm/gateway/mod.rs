@@ -122,6 +122,11 @@ pub enum GatewayMsg {
         scope: Option<Arc<CallScope>>,
         reply: RpcReplyPort<Result<EmbedOutcome, LlmError>>,
     },
+    /// A model's context window, if known (`Route::context_window`).
+    ContextWindow {
+        model: String,
+        reply: RpcReplyPort<Result<Option<u32>, LlmError>>,
+    },
     /// A game's cacheable prompt tallies, taken (and forgotten) once the game is over.
     PromptCache {
         game: String,
@@ -236,6 +241,16 @@ impl Actor for GatewayActor {
                 tokio::spawn(async move {
                     let out =
                         pipeline::embed(&shared, &model, &inputs, &tags, scope.as_deref()).await;
+                    let _ = reply.send(out);
+                });
+            }
+            GatewayMsg::ContextWindow { model, reply } => {
+                // Asking the endpoint may take a moment, once per route: never on the actor.
+                tokio::spawn(async move {
+                    let out = match shared.router.route(&model) {
+                        Some(route) => Ok(route.context_window(&model).await),
+                        None => Err(LlmError::UnknownModel(model)),
+                    };
                     let _ = reply.send(out);
                 });
             }
@@ -385,6 +400,16 @@ impl Gateway {
             req: req.clone(),
             tags: tags.clone(),
             scope: scope.clone(),
+            reply,
+        })
+        .await
+    }
+
+    /// The context window of `model`, if it has one: what the MIRAGE agent sizes its summaries by,
+    /// and what decides whether a call must be sent the script's summary.
+    pub async fn context_window(&self, model: &str) -> Result<Option<u32>, LlmError> {
+        self.ask(|reply| GatewayMsg::ContextWindow {
+            model: model.to_string(),
             reply,
         })
         .await

@@ -63,6 +63,14 @@ pub(super) async fn chat(
         return Err(LlmError::UnknownModel(original.model.clone()));
     };
     let mut usage = Usage::default();
+    // Layer 0: the prompt made to fit the model's window, its marks taken out (`llm/window.rs`).
+    let window = route.context_window(&original.model).await;
+    let fitted = fit_window(original, window, tags)
+        .map_err(|o| too_long(original, tags, o.prompt_tokens, o.window, usage))?;
+    let original = fitted.as_ref().map_or(original, |f| &f.req);
+    if let Some(f) = &fitted {
+        usage.shortened = f.shortened;
+    }
     // The re-ask being made, if any: the original is shared with the caller and never copied unless
     // a reply fails to parse.
     let mut reask: Option<ChatRequest> = None;
@@ -102,7 +110,63 @@ pub(super) async fn chat(
             sample: structured::resample(req.sample),
             cache_key: req.cache_key.clone(),
         };
+        // The re-ask carries the reply and the correction too: it must fit as well.
+        if let Some(w) = window {
+            let prompt = crate::llm::tokens::count_messages(&next.messages);
+            if prompt + u64::from(next.max_tokens) > u64::from(w) {
+                return Err(too_long(&next, tags, prompt, w, usage));
+            }
+        }
         reask = Some(next);
+    }
+}
+
+/// A fitted request carries what its shortening left out, for the caller's usage.
+struct FittedRequest {
+    req: ChatRequest,
+    shortened: crate::llm::window::Shortening,
+}
+
+/// `req` with its marks taken out and, for a model with a window, shortened to fit it; `None` when it
+/// goes as it is. A prompt that cannot fit is refused here, before any layer spends anything on it.
+fn fit_window(
+    req: &ChatRequest,
+    window: Option<u32>,
+    tags: &CallTags,
+) -> Result<Option<FittedRequest>, crate::llm::window::Overflow> {
+    match crate::llm::window::fit(&req.messages, req.max_tokens, window) {
+        Ok(None) => Ok(None),
+        Ok(Some(f)) => {
+            if !f.shortening.is_empty() {
+                metrics::counter!(crate::telemetry::LLM_SHORTENED, "model" => req.model.clone(), "purpose" => tags.purpose.clone())
+                    .increment(1);
+            }
+            Ok(Some(FittedRequest {
+                req: ChatRequest {
+                    messages: f.messages,
+                    ..req.clone()
+                },
+                shortened: f.shortening,
+            }))
+        }
+        Err(o) => Err(o),
+    }
+}
+
+fn too_long(
+    req: &ChatRequest,
+    tags: &CallTags,
+    prompt: u64,
+    window: u32,
+    usage: Usage,
+) -> LlmError {
+    LlmError::ContextWindow {
+        purpose: tags.purpose.clone(),
+        model: req.model.clone(),
+        prompt_tokens: prompt,
+        max_tokens: req.max_tokens,
+        window,
+        usage,
     }
 }
 

@@ -24,6 +24,11 @@ pub struct Route {
     pub endpoint: String,
     /// Rate and concurrency limits of this model, if it has any.
     pub limits: Option<Arc<ModelLimits>>,
+    /// The model's context window as configured (a sweep's models table, `--context-window`); `None`
+    /// asks the endpoint once, then the built-in table ([`Route::context_window`]).
+    pub window: Option<u32>,
+    /// What the endpoint reported, asked on the first call.
+    discovered: tokio::sync::OnceCell<Option<u32>>,
 }
 
 impl Route {
@@ -35,7 +40,24 @@ impl Route {
             model: None,
             endpoint,
             limits: None,
+            window: None,
+            discovered: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The context window of `requested` on this route: as configured; else as the endpoint reports
+    /// it (vLLM, llama.cpp; asked once per route); else from the built-in table of known models
+    /// (`llm/window.rs`); else unknown, and nothing is shortened.
+    pub async fn context_window(&self, requested: &str) -> Option<u32> {
+        if self.window.is_some() {
+            return self.window;
+        }
+        let id = self.model_id(requested);
+        let reported = *self
+            .discovered
+            .get_or_init(|| self.provider.context_window(id))
+            .await;
+        reported.or_else(|| crate::llm::window::known(id))
     }
 
     /// The model id the endpoint is asked for when the caller names `requested`.

@@ -124,6 +124,11 @@ pub struct OpenAiProvider {
     /// What this endpoint takes, as configured and learnt so far: one provider serves one route,
     /// so this is remembered per route, for every game of the node.
     learnt: Learnt,
+    /// For the requests async-openai has no call for (the context window a server reports).
+    http: reqwest::Client,
+    base_url: String,
+    /// Never logged.
+    api_key: String,
 }
 
 impl OpenAiProvider {
@@ -137,6 +142,7 @@ impl OpenAiProvider {
             .pool_max_idle_per_host(1024)
             .build()
             .map_err(|e| ProviderError::Connect(e.to_string()))?;
+        let plain = http.clone();
         let service = tower::service_fn(move |factory: HttpRequestFactory| {
             let http = http.clone();
             async move {
@@ -163,7 +169,24 @@ impl OpenAiProvider {
             client: Client::with_config(config).with_http_service(service),
             timeout: settings.timeout,
             learnt: Learnt::new(settings.structured, settings.token_limit),
+            http: plain,
+            base_url: settings.base_url.trim_end_matches('/').to_string(),
+            api_key: settings.api_key.clone(),
         })
+    }
+
+    /// A JSON document the endpoint serves at `url`, or `None` for anything else (a server that does
+    /// not have the route, an error, a timeout): only ever a hint.
+    async fn get_json(&self, url: &str) -> Option<serde_json::Value> {
+        let mut req = self.http.get(url).timeout(WINDOW_ASK_TIMEOUT);
+        if !self.api_key.is_empty() {
+            req = req.bearer_auth(&self.api_key);
+        }
+        let resp = req.send().await.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        resp.json().await.ok()
     }
 
     fn failure(&self, e: OpenAIError) -> Failure {
@@ -218,6 +241,32 @@ fn classify_transport(msg: &str, timeout: Duration) -> ProviderError {
     }
 }
 
+/// How long the endpoint is given to say what its context window is.
+const WINDOW_ASK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The context window of `model` in a `/v1/models` listing, where the server says (vLLM's
+/// `max_model_len`); a listing of one model answers for it whatever its id.
+fn models_window(listing: &serde_json::Value, model: &str) -> Option<u32> {
+    let data = listing.get("data")?.as_array()?;
+    let entry = data
+        .iter()
+        .find(|m| m.get("id").and_then(|i| i.as_str()) == Some(model))
+        .or_else(|| (data.len() == 1).then(|| &data[0]))?;
+    entry
+        .get("max_model_len")
+        .and_then(|n| n.as_u64())
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// The context window in llama.cpp's `/props` (the slots' `n_ctx`).
+fn props_window(props: &serde_json::Value) -> Option<u32> {
+    props
+        .pointer("/default_generation_settings/n_ctx")
+        .or_else(|| props.get("n_ctx"))
+        .and_then(|n| n.as_u64())
+        .and_then(|n| u32::try_from(n).ok())
+}
+
 /// The most fallbacks one call can take: two structured-output steps and one token-limit step.
 const MAX_FALLBACKS: u32 = 3;
 
@@ -251,6 +300,28 @@ fn cut_to_limit(content: &mut String, reported: Option<u64>, max_tokens: u32) ->
 impl Provider for OpenAiProvider {
     fn name(&self) -> &'static str {
         "openai"
+    }
+
+    fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<u32>> {
+        Box::pin(async move {
+            let base = &self.base_url;
+            if let Some(w) = self
+                .get_json(&format!("{base}/models"))
+                .await
+                .and_then(|v| models_window(&v, model))
+            {
+                return Some(w);
+            }
+            let root = base.strip_suffix("/v1").unwrap_or(base);
+            let w = self
+                .get_json(&format!("{root}/props"))
+                .await
+                .and_then(|v| props_window(&v));
+            if let Some(w) = w {
+                tracing::info!(model, window = w, "the endpoint reports its context window");
+            }
+            w
+        })
     }
 
     fn chat<'a>(
@@ -338,6 +409,22 @@ impl Provider for OpenAiProvider {
 mod tests {
     use super::*;
     use reqwest::header::{HeaderMap, HeaderValue};
+    use serde_json::json;
+
+    #[test]
+    fn a_context_window_is_read_where_vllm_and_llama_cpp_report_it() {
+        let vllm = json!({"data": [{"id": "a", "max_model_len": 4096}, {"id": "b", "max_model_len": 32768}]});
+        assert_eq!(models_window(&vllm, "b"), Some(32768));
+        assert_eq!(models_window(&vllm, "c"), None, "two models, neither named");
+        let one = json!({"data": [{"id": "served", "max_model_len": 8192}]});
+        assert_eq!(models_window(&one, "alias"), Some(8192));
+        let openai = json!({"data": [{"id": "gpt-4o", "object": "model"}]});
+        assert_eq!(models_window(&openai, "gpt-4o"), None);
+        let props = json!({"default_generation_settings": {"n_ctx": 2048}});
+        assert_eq!(props_window(&props), Some(2048));
+        assert_eq!(props_window(&json!({"n_ctx": 512})), Some(512));
+        assert_eq!(props_window(&json!({})), None);
+    }
 
     #[test]
     fn retry_after_prefers_milliseconds() {
