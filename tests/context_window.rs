@@ -140,6 +140,45 @@ async fn the_longest_mirage_script_plays_against_an_8k_window_the_server_reports
     no_request_past(&server.stats(), 8192);
 }
 
+/// The Chinese sets (not provided here) hold scripts of up to ~100,000 characters per character: the
+/// teahouse example with every character's story stretched to that length stands in for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_of_a_hundred_thousand_chinese_characters_plays_in_8k() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut script = (*common::example_script("zh-teahouse.toml")).clone();
+    for c in &mut script.characters {
+        let story = c.story.trim().to_string();
+        let mut long = String::new();
+        let mut day = 0;
+        while long.chars().count() < 100_000 {
+            day += 1;
+            long.push_str(&format!("第{day}段回忆：{story}\n\n"));
+        }
+        c.story = long;
+    }
+    let file = dir.path().join("long.toml");
+    std::fs::write(&file, toml::to_string(&script).expect("TOML")).expect("write the script");
+    let server = mock(8192).await;
+    let (ok, stderr, result) = play(
+        &server,
+        dir.path(),
+        &file,
+        &["--protocol", "mirage", "--iterations", "1"],
+    )
+    .await;
+    assert!(ok, "the game failed: {stderr}");
+    let result = result.expect("result.json");
+    let transcript = std::fs::read_to_string(dir.path().join("game/transcript.jsonl"))
+        .expect("transcript.jsonl");
+    let parts = transcript.matches("\"summarize_script\"").count();
+    assert!(
+        parts > 2 * script.characters.len(),
+        "each script was summarized in several parts ({parts} summarizing calls): {}",
+        result["usage"]
+    );
+    no_request_past(&server.stats(), 8192);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wellplay_game_in_a_small_window_leaves_memory_out_and_counts_it() {
     let dir = tempfile::tempdir().expect("a temporary directory");
