@@ -197,6 +197,10 @@ impl PrefixTracker {
             prompt_tokens: tokens.len() as u64,
             cacheable_tokens: cacheable_tokens(seen),
         };
+        tracing::trace!(
+            agent = %tags.agent, purpose = %tags.purpose, prompt = tally.prompt_tokens,
+            cacheable = tally.cacheable_tokens, "prefix cache"
+        );
         *inner
             .games
             .entry(tags.game.clone())
