@@ -59,14 +59,7 @@ fn play_against_a_one_slot_queueing_server_completes_and_lowers_its_limit() {
     let mut child = common::sleuth(tmp.path())
         .arg("play")
         .arg(common::crate_file("examples/orchard-press.toml"))
-        .args([
-            "--protocol",
-            "wellplay",
-            "--framework",
-            "ocot",
-            "--rounds",
-            "1",
-        ])
+        .args(common::OCOT_ONE_ROUND)
         .args([
             "--provider",
             "openai",

@@ -185,20 +185,7 @@ async fn a_wellplay_game_in_a_small_window_leaves_memory_out_and_counts_it() {
     let script = common::crate_file("examples/orchard-press.toml");
     let server = mock(1_000_000).await;
     // First with room for everything: nothing is shortened.
-    let (ok, stderr, roomy) = play(
-        &server,
-        dir.path(),
-        &script,
-        &[
-            "--protocol",
-            "wellplay",
-            "--framework",
-            "ocot",
-            "--rounds",
-            "1",
-        ],
-    )
-    .await;
+    let (ok, stderr, roomy) = play(&server, dir.path(), &script, common::OCOT_ONE_ROUND).await;
     assert!(ok, "{stderr}");
     let roomy = roomy.expect("result.json");
     assert!(shortened(&roomy).is_null(), "{}", roomy["usage"]);
@@ -207,20 +194,7 @@ async fn a_wellplay_game_in_a_small_window_leaves_memory_out_and_counts_it() {
     // longest prompts must lose some of their memory.
     let window = largest.max(256);
     let small = mock(window).await;
-    let (ok, stderr, result) = play(
-        &small,
-        dir.path(),
-        &script,
-        &[
-            "--protocol",
-            "wellplay",
-            "--framework",
-            "ocot",
-            "--rounds",
-            "1",
-        ],
-    )
-    .await;
+    let (ok, stderr, result) = play(&small, dir.path(), &script, common::OCOT_ONE_ROUND).await;
     assert!(ok, "the game failed in a {window}-token window: {stderr}");
     let result = result.expect("result.json");
     let s = shortened(&result);
@@ -243,16 +217,7 @@ async fn a_window_too_small_for_the_script_fails_before_any_call() {
         &server,
         dir.path(),
         &script,
-        &[
-            "--protocol",
-            "wellplay",
-            "--framework",
-            "ocot",
-            "--rounds",
-            "1",
-            "--context-window",
-            "300",
-        ],
+        &[common::OCOT_ONE_ROUND, &["--context-window", "300"]].concat(),
     )
     .await;
     assert!(!ok, "a 300-token window cannot hold the rules and a script");

@@ -289,18 +289,7 @@ fn with_server(f: impl FnOnce(&LlamaServer, &Path)) {
 fn a_wellplay_game_plays_against_the_real_server() {
     with_server(|server, dir| {
         let out = dir.join("wellplay");
-        let (output, result) = play(
-            server,
-            &out,
-            &[
-                "--protocol",
-                "wellplay",
-                "--framework",
-                "ocot",
-                "--rounds",
-                "1",
-            ],
-        );
+        let (output, result) = play(server, &out, common::OCOT_ONE_ROUND);
         check_game(server, &output, &result, "wellplay/ocot");
     });
 }

@@ -47,6 +47,16 @@ pub async fn simulated_gateway() -> sleuth::llm::Gateway {
     .expect("gateway starts")
 }
 
+/// The `sleuth play` arguments of the short WellPlay game the real-endpoint tests play: O-CoT, one round.
+pub const OCOT_ONE_ROUND: &[&str] = &[
+    "--protocol",
+    "wellplay",
+    "--framework",
+    "ocot",
+    "--rounds",
+    "1",
+];
+
 /// The example script every test plays.
 pub fn night_ferry() -> PathBuf {
     crate_file("examples/night-ferry.toml")
