@@ -122,9 +122,10 @@ pub fn cic(investigated: usize, available: usize) -> Option<f64> {
 }
 
 /// Mean reciprocal rank over games: MRR = (1/|G|) Σ_g 1/rank_g, MIRAGE's Victory (Table 2, printed
-/// ×100). Takes the reciprocal ranks themselves (one per game, from [`crate::eval::scores::reciprocal_rank`], which
-/// shares tied ranks); a game where the
-/// culprit was not ranked at all contributes 0, the usual MRR convention.
+/// ×100). Takes the reciprocal ranks themselves (one per game, from
+/// [`crate::eval::scores::reciprocal_rank`]: whole ranks in the reference's combined standing, equal
+/// standings broken by name, never shared); a game where the culprit was not ranked at all
+/// contributes 0, the usual MRR convention.
 ///
 /// `None` for no games, or a value outside [0, 1] (not a reciprocal rank).
 pub fn mean_reciprocal_rank(reciprocal_ranks: &[f64]) -> Option<f64> {

@@ -195,17 +195,21 @@ pub fn choice(g: &Grouping, protocol: Protocol) -> Option<Table> {
     let heading = Measures::Choice.heading(protocol);
     let mut t = Table::new(heading.id, &heading.title, columns);
     t.note = format!(
-        "Games played under the {protocol} protocol. Voting: share of games the civilians won under {}. \
-         Objective, Reasoning, Relations: share of that category's multiple-choice questions answered \
-         exactly right; Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± \
+        "Games played under the {protocol} protocol. Voting: per game, victims whose culprit the vote \
+         eliminated / victims (one ballot round per victim, as PLAYER* counts it); with one victim, \
+         1 when the civilians won under {}, else 0. Objective, Reasoning, Relations: share of that \
+         category's multiple-choice questions answered right under the question's rule (exactly the \
+         true letters for sleuth's own scripts; WellPlay's two-pick rows when the true letter is among \
+         the picks, its single-choice rows when the letter chosen is a true one, as PLAYER* scored \
+         them); Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± \
          sample std over the evaluation runs of the arm's games (PLAYER* evaluates 3 times, \
          `--eval-repeats`; a result without runs counts once); Voting: over games (seeds). Last rows: \
          per method, PLAYER* Appendix B.3's weighted mean of the per-script means ± weighted std over \
          every evaluation run (weights: the category's question count per script, the script's \
          possible points for Overall, a script's weight shared among its runs, so scripts weigh the \
-         same however many games they had); Voting: mean ± sample std of the per-script win rates, \
-         unweighted, as the paper's Overall Voting row. #QA: questions per evaluation of a game (summed over \
-         scripts in the last rows). — : not measured (PP and OP do not vote).",
+         same however many games they had); Voting: mean ± sample std of the per-script Voting \
+         values, unweighted, as the paper's Overall Voting row. #QA: questions per evaluation of a \
+         game (summed over scripts in the last rows). — : not measured (a game that held no vote).",
         papers::win_rule(protocol)
     );
     // Per (condition, script): the inputs of the weighted rows.
