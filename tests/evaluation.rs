@@ -252,8 +252,16 @@ async fn mirage_judge_metrics_need_a_judge() {
     assert!(m.ici.is_none() && m.sci.is_none(), "{m:?}");
     assert!(without.judges["mirage"].starts_with("none"));
     for (name, s) in &m.characters {
-        let tii = s.tii.expect("every character was scored by the others");
+        let tii = s
+            .tii_trust_share
+            .expect("every character was scored by the others");
         assert!((0.0..=1.0).contains(&tii), "{name}: {tii}");
+        // The published direction is the complement of Eq. 1's, under its own name.
+        let published = s.tii_suspicion_share.expect("suspicion share stored");
+        assert!(
+            (tii + published - 1.0).abs() < 1e-9,
+            "{name}: {tii} + {published}"
+        );
     }
     // CIC is the table's, not a character's: investigations of all characters / clues available.
     let outcome = without.mirage.as_ref().expect("mirage outcome");

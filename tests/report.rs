@@ -284,6 +284,107 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
     assert!(md.contains("1 game in 1 arm"), "{md}");
 }
 
+/// WellPlay's Ghost Revenge has three victims, one of them killed by nobody in the cast: every game
+/// votes once per victim, and Table A3's Voting cell must be victims identified / victims averaged
+/// over the games (PLAYER* prints 2/9 and 1/9 for it), read here out of the rendered report.
+#[test]
+fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
+    let Some(datasets) = common::datasets() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let script = sleuth::script::import::wellplay::import(
+        &datasets.join("wellplay-en/Ghost Revenge (7 people)"),
+    )
+    .expect("Ghost Revenge imports");
+    assert_eq!(script.truth.culprits.len(), 3, "three victims");
+    let script_path = tmp.path().join("ghost.toml");
+    script.save(&script_path).expect("script saves");
+    let run_dir = tmp.path().join("run");
+    let mut voting = Vec::new();
+    let mut wins = Vec::new();
+    // PLAYER* on these seeds finds one victim's culprit of three and loses: Voting .333, win rate 0.
+    for seed in ["2", "3", "4"] {
+        let out = run_dir.join(format!("seed-{seed}"));
+        let (ok, _, stderr) = sleuth_run(
+            tmp.path(),
+            &[
+                "play",
+                script_path.to_str().unwrap(),
+                "--protocol",
+                "wellplay",
+                "--framework",
+                "player",
+                "--rounds",
+                "1",
+                "--eval-repeats",
+                "1",
+                "--seed",
+                seed,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "sleuth play (seed {seed}) failed: {stderr}");
+        let r: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+        let m = &r["majority"];
+        assert_eq!(m["cases"].as_array().map(Vec::len), Some(3), "{m}");
+        let v = m["voting"].as_f64().expect("a per-victim Voting value");
+        // The victim nobody in the cast killed is never identified: at most 2 of 3.
+        assert!(
+            [0.0, 1.0 / 3.0, 2.0 / 3.0]
+                .iter()
+                .any(|x| (x - v).abs() < 1e-9),
+            "{v}"
+        );
+        voting.push(v);
+        wins.push(f64::from(u8::from(r["winner"] == "civilians")));
+    }
+    let (ok, _, stderr) = sleuth_run(tmp.path(), &["report", run_dir.to_str().unwrap()]);
+    assert!(ok, "sleuth report failed: {stderr}");
+    let md = fs::read_to_string(run_dir.join("report/report.md")).expect("report.md");
+    let (header, rows) = markdown_table(&md, "PLAYER* Table A3");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r[col("Script")].starts_with("Ghost Revenge"))
+        .unwrap_or_else(|| panic!("a Ghost Revenge row in {rows:?}"));
+    let cell = &row[col("Voting")];
+    let shown: f64 = cell
+        .split_once(" ± ")
+        .unwrap_or_else(|| panic!("Voting {cell:?}"))
+        .0
+        .parse()
+        .unwrap();
+    let mean = voting.iter().sum::<f64>() / voting.len() as f64;
+    assert!(
+        (shown - mean).abs() < 5e-4,
+        "Voting {cell} should be the mean of {voting:?} (per victim), not of the wins {wins:?}"
+    );
+    // These seeds give a Voting the civilian win rate cannot print, so the cell tells the two apart.
+    let win_rate = wins.iter().sum::<f64>() / wins.len() as f64;
+    assert!(
+        (mean - win_rate).abs() > 1e-3,
+        "seeds whose Voting {voting:?} equals the win rate {wins:?} cannot tell the two apart"
+    );
+    // A won game here identified 2 of 3 victims: the win rate would print 1 where Voting prints .667.
+    for (v, w) in voting.iter().zip(&wins) {
+        assert!(
+            *w == 0.0 || (v - 2.0 / 3.0).abs() < 1e-9,
+            "won with Voting {v}"
+        );
+    }
+    let weighted = rows
+        .iter()
+        .find(|r| r[col("Script")] == "All scripts (weighted)")
+        .expect("a weighted row");
+    assert_eq!(
+        weighted[col("Voting")].split(" ± ").next(),
+        cell.split(" ± ").next()
+    );
+}
+
 #[test]
 fn a_path_without_results_is_refused_with_one_line_naming_it() {
     let tmp = tempfile::tempdir().expect("temp dir");

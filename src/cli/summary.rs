@@ -117,8 +117,9 @@ pub(super) fn print_summary(r: &GameResult, out: &Path) {
         let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
         println!();
         println!(
-            "MIRAGE metrics: TII (trust share) {}  CIC {}  CIC (key) {}  ICI {}  SCI {}   (ICI/SCI judge: {})",
-            f(m.tii),
+            "MIRAGE metrics: TII (suspicion share) {}  TII (trust share, Eq. 1) {}  CIC {}  CIC (key) {}  ICI {}  SCI {}   (ICI/SCI judge: {})",
+            f(m.tii_suspicion_share),
+            f(m.tii_trust_share),
             f(m.cic),
             f(m.cic_key),
             f(m.ici),

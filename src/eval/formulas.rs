@@ -1,6 +1,7 @@
 //! The per-game evaluation formulas of the three papers, as pure functions:
 //!
-//! - MIRAGE (Appendix B and the detail tables of Appendix C): [`tii`], [`cic`], [`ici`], [`sci`], and
+//! - MIRAGE (Appendix B and the detail tables of Appendix C): [`tii_trust_share`] (Eq. 1) and
+//!   [`tii_suspicion_share`] (the published direction), [`cic`], [`ici`], [`sci`], and
 //!   Victory as [`mean_reciprocal_rank`] of [`crate::eval::scores::reciprocal_rank`];
 //! - ThinkThrice (§6.5): [`informed_correct`];
 //! - PLAYER\* / WellPlay (§3 "Evaluation Metrics", Appendix B.3): [`wellplay_overall`],
@@ -33,13 +34,15 @@ pub const MIRAGE_JUDGE_MAX: f64 = 20.0;
 /// Callers that want a lenient reading pass 4 explicitly.
 pub const DEFAULT_RATIONALE_THRESHOLD: u8 = 5;
 
-/// MIRAGE Trust Inclination Index of `character` (Appendix B.1, Eq. 1):
+/// MIRAGE Trust Inclination Index of `character` as Eq. 1 prints it (Appendix B.1) — the **trust
+/// share**:
 ///
 /// TII_c′ = Σ_{c≠c′} P_T(c, c′) / (Σ_{c≠c′} P_S(c, c′) + Σ_{c≠c′} P_T(c, c′)),
 ///
 /// from the scores *other* characters gave it; both maps are scorer → scored → score. A score a
 /// character gave itself is ignored (c ≠ c′). The result is a fraction in [0, 1] (the paper prints
-/// ×100): 1 = only trusted, 0 = only suspected.
+/// ×100): 1 = only trusted, 0 = only suspected. MIRAGE's published numbers are the other direction,
+/// [`tii_suspicion_share`]; the two names keep the directions apart wherever a TII is stored or shown.
 ///
 /// The paper collects P_S and P_T "after each Open Conversation Phase" (§2.4), on 0-2 scales (Tables
 /// 21 and 27); since Eq. 1 is a ratio of sums, pass the scores summed over phases — the result is the
@@ -48,7 +51,7 @@ pub const DEFAULT_RATIONALE_THRESHOLD: u8 = 5;
 ///
 /// `None` when nobody else scored `character`, when every score is 0 (0/0), or when a score is
 /// negative or not finite (the ratio is only meaningful for non-negative scores).
-pub fn tii(
+pub fn tii_trust_share(
     trust: &BTreeMap<String, BTreeMap<String, f64>>,
     suspicion: &BTreeMap<String, BTreeMap<String, f64>>,
     character: &str,
@@ -60,6 +63,19 @@ pub fn tii(
         return None;
     }
     Some(t / denominator)
+}
+
+/// MIRAGE's TII as its reference code computes it and its tables publish it — the **suspicion share**,
+/// Σ P_S / (Σ P_S + Σ P_T) of the scores the others gave `character` (the reference's
+/// `query / (query + belief)`): 1 − [`tii_trust_share`] wherever that is defined, and `None` where it
+/// is not. Higher means more suspected (Table 3 reads a rise as "increased suspicion").
+pub fn tii_suspicion_share(
+    trust: &BTreeMap<String, BTreeMap<String, f64>>,
+    suspicion: &BTreeMap<String, BTreeMap<String, f64>>,
+    character: &str,
+) -> Option<f64> {
+    // The same ratio with the roles swapped: the numerator is the suspicion received.
+    tii_trust_share(suspicion, trust, character)
 }
 
 /// Sum of the scores `character` received from others, and whether there was any; `None` for a
@@ -106,9 +122,10 @@ pub fn cic(investigated: usize, available: usize) -> Option<f64> {
 }
 
 /// Mean reciprocal rank over games: MRR = (1/|G|) Σ_g 1/rank_g, MIRAGE's Victory (Table 2, printed
-/// ×100). Takes the reciprocal ranks themselves (one per game, from [`crate::eval::scores::reciprocal_rank`], which
-/// shares tied ranks); a game where the
-/// culprit was not ranked at all contributes 0, the usual MRR convention.
+/// ×100). Takes the reciprocal ranks themselves (one per game, from
+/// [`crate::eval::scores::reciprocal_rank`]: whole ranks in the reference's combined standing, equal
+/// standings broken by name, never shared); a game where the culprit was not ranked at all
+/// contributes 0, the usual MRR convention.
 ///
 /// `None` for no games, or a value outside [0, 1] (not a reciprocal rank).
 pub fn mean_reciprocal_rank(reciprocal_ranks: &[f64]) -> Option<f64> {
@@ -241,11 +258,20 @@ mod tests {
             ("Ada", "Ben", 0.0),
         ]);
         let suspicion = scores(&[("Ben", "Ada", 0.0), ("Cy", "Ada", 1.0), ("Ada", "Ada", 0.0)]);
-        assert!(close(tii(&trust, &suspicion, "Ada").unwrap(), 0.75));
+        assert!(close(
+            tii_trust_share(&trust, &suspicion, "Ada").unwrap(),
+            0.75
+        ));
+        // The published direction: ΣS / (ΣS + ΣT) = 1 / 4.
+        assert!(close(
+            tii_suspicion_share(&trust, &suspicion, "Ada").unwrap(),
+            0.25
+        ));
+        assert_eq!(tii_suspicion_share(&trust, &suspicion, "Ben"), None);
         // Ben: trusted 0 by Ada, never suspected: ΣT = 0, ΣS = 0 → 0/0 → None.
-        assert_eq!(tii(&trust, &suspicion, "Ben"), None);
+        assert_eq!(tii_trust_share(&trust, &suspicion, "Ben"), None);
         // Nobody scored Dee.
-        assert_eq!(tii(&trust, &suspicion, "Dee"), None);
+        assert_eq!(tii_trust_share(&trust, &suspicion, "Dee"), None);
     }
 
     #[test]
@@ -253,9 +279,9 @@ mod tests {
         // Only suspicion: ΣT = 0, ΣS = 2 → 0 / 2 = 0.
         let none = BTreeMap::new();
         let suspicion = scores(&[("Ben", "Ada", 2.0)]);
-        assert_eq!(tii(&none, &suspicion, "Ada"), Some(0.0));
+        assert_eq!(tii_trust_share(&none, &suspicion, "Ada"), Some(0.0));
         let trust = scores(&[("Ben", "Ada", -1.0)]);
-        assert_eq!(tii(&trust, &suspicion, "Ada"), None);
+        assert_eq!(tii_trust_share(&trust, &suspicion, "Ada"), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::formulas::{cic, ici, sci, tii};
+use super::formulas::{cic, ici, sci, tii_suspicion_share, tii_trust_share};
 use super::judge::{judge_failed, CharacterView, Judge};
 use super::rouge::rouge_l;
 use super::scores::{MirageCharacterScores, MirageOutcome, MirageScores};
@@ -64,7 +64,8 @@ pub(super) struct Plan {
 /// What the judge is asked about one character.
 struct CharacterPlan {
     name: String,
-    tii: Option<f64>,
+    tii_trust_share: Option<f64>,
+    tii_suspicion_share: Option<f64>,
     script: String,
     history: Vec<String>,
     actions: Vec<String>,
@@ -142,7 +143,8 @@ pub(super) fn plan(
             };
             CharacterPlan {
                 name: c.name.clone(),
-                tii: tii(&trust, &suspicion, &c.name),
+                tii_trust_share: tii_trust_share(&trust, &suspicion, &c.name),
+                tii_suspicion_share: tii_suspicion_share(&trust, &suspicion, &c.name),
                 script: c.script_text(),
                 history: history
                     .iter()
@@ -239,7 +241,8 @@ pub(super) fn record(
     let mut out = MirageScores::default();
     for (c, j) in plan.characters.into_iter().zip(judged) {
         let mut s = MirageCharacterScores {
-            tii: c.tii,
+            tii_trust_share: c.tii_trust_share,
+            tii_suspicion_share: c.tii_suspicion_share,
             ..MirageCharacterScores::default()
         };
         let mut scores = Vec::new();
@@ -295,7 +298,8 @@ pub(super) fn record(
         let xs: Vec<f64> = out.characters.values().filter_map(f).collect();
         super::stats::mean(&xs)
     };
-    out.tii = avg(|s| s.tii);
+    out.tii_trust_share = avg(|s| s.tii_trust_share);
+    out.tii_suspicion_share = avg(|s| s.tii_suspicion_share);
     out.cic = plan.cic;
     out.cic_key = plan.cic_key;
     out.ici = avg(|s| s.ici);

@@ -10,30 +10,53 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The suspects in the order of the final standing, first the most voted. Ties in votes are broken by
-/// `tiebreak` (higher first; a suspect missing from it counts 0), then by name (byte order, ascending),
-/// so every suspect gets a whole rank. MIRAGE's published Victory values are all reciprocals of whole
-/// ranks, and its reference code breaks vote ties with the summed suspicion − trust scores
-/// ([`suspicion_minus_trust`]); the name order is sleuth's last resort, chosen because `vote_counts` in
-/// `result.json` is keyed by name, so the standing can be recomputed from the result alone.
-pub fn vote_order(counts: &BTreeMap<String, u32>, tiebreak: &BTreeMap<String, f64>) -> Vec<String> {
-    let mut order: Vec<(&String, u32, f64)> = counts
+/// The scale of MIRAGE's reference trust and suspicion scores (0, 1 or 2 per judgement), onto which
+/// [`standing_score`] puts sleuth's recorded scores (0..=1, `docs/metrics.md`) so that a vote weighs
+/// against them as it does in the reference.
+pub const REFERENCE_SCORE_MAX: f64 = 2.0;
+
+/// A suspect's score in the final standing, as MIRAGE's reference code keeps it (`ScriptEnvs/BaseEnv.py`:
+/// every suspicion judgement adds its value to the suspect's score during the game, every trust
+/// judgement subtracts its value, and each vote adds N, the number of characters; the ranking sorts
+/// that one sum). `votes` is the suspect's tally, `voters` the ballots cast — N, since every MIRAGE
+/// character votes exactly once — and `suspicion_minus_trust` the suspect's summed scores in
+/// `result.json`'s units (0..=1 per judgement, [`suspicion_minus_trust`]), put on the reference's 0-2
+/// scale here.
+///
+/// One vote is therefore worth N/2 of the most suspicious judgements: a suspect the table distrusted
+/// all game can stand above one with a vote more, which ranking by votes first never allowed.
+pub fn standing_score(votes: u32, voters: u32, suspicion_minus_trust: f64) -> f64 {
+    f64::from(voters) * f64::from(votes) + REFERENCE_SCORE_MAX * suspicion_minus_trust
+}
+
+/// The suspects in the order of the final standing, first the highest [`standing_score`]: votes × N
+/// plus the summed suspicion − trust `scores` (a suspect missing from them counts 0), N the ballots
+/// in `counts`. Equal scores go by name (byte order, ascending), so every suspect gets a whole rank,
+/// as every Victory value MIRAGE publishes is the reciprocal of one. The reference breaks equal
+/// scores by the order of its characters (a stable sort); sleuth uses the name because `vote_counts`
+/// in `result.json` is keyed by name, so the standing can be recomputed from the result alone.
+pub fn vote_order(counts: &BTreeMap<String, u32>, scores: &BTreeMap<String, f64>) -> Vec<String> {
+    let voters: u32 = counts.values().sum();
+    let mut order: Vec<(&String, f64)> = counts
         .iter()
-        .map(|(p, &n)| (p, n, tiebreak.get(p).copied().unwrap_or(0.0)))
+        .map(|(p, &n)| {
+            let s = scores.get(p).copied().unwrap_or(0.0);
+            (p, standing_score(n, voters, s))
+        })
         .collect();
-    // BTreeMap iteration is already in name order and the sort is stable, so equal keys keep it.
-    order.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)));
-    order.into_iter().map(|(p, _, _)| p.clone()).collect()
+    // BTreeMap iteration is already in name order and the sort is stable, so equal scores keep it.
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    order.into_iter().map(|(p, _)| p.clone()).collect()
 }
 
 /// A suspect's whole rank in the standing of [`vote_order`], 1 for the first; `None` for a name not in
 /// the tally.
 pub fn vote_rank(
     counts: &BTreeMap<String, u32>,
-    tiebreak: &BTreeMap<String, f64>,
+    scores: &BTreeMap<String, f64>,
     suspect: &str,
 ) -> Option<usize> {
-    vote_order(counts, tiebreak)
+    vote_order(counts, scores)
         .iter()
         .position(|p| p == suspect)
         .map(|i| i + 1)
@@ -42,26 +65,25 @@ pub fn vote_rank(
 /// MIRAGE Victory for one game: the reciprocal rank of the best-ranked culprit in the standing of
 /// [`vote_order`] (with one culprit, simply 1 / its rank). Averaged over games it is the MRR the paper
 /// reports. `counts` is the tally of every suspect (players or not), so an outside culprit is ranked
-/// among the same candidates the players voted on; `tiebreak` is normally [`suspicion_minus_trust`].
+/// among the same candidates the players voted on; `scores` is normally [`suspicion_minus_trust`].
 pub fn reciprocal_rank(
     counts: &BTreeMap<String, u32>,
     culprits: &[String],
-    tiebreak: &BTreeMap<String, f64>,
+    scores: &BTreeMap<String, f64>,
 ) -> f64 {
     // Only innocent suspects above the first culprit count against it: another culprit ahead is not a
     // miss (the usual reciprocal rank of the first relevant item).
     // The first culprit in the standing has only innocents ahead of it, so its index is their number.
-    vote_order(counts, tiebreak)
+    vote_order(counts, scores)
         .iter()
         .position(|p| culprits.contains(p))
         .map_or(0.0, |innocents_above| 1.0 / (innocents_above + 1) as f64)
 }
 
-/// Scored → Σ (suspicion − trust) over every scorer and every scoring phase of a MIRAGE game: the vote
-/// tie-break of [`reciprocal_rank`] (MIRAGE's reference code). A character's scores of itself are
-/// ignored, as in TII. Players score players only, so a non-player suspect has no entry and counts 0 in
-/// a tie: neither suspected nor trusted, it stands between the players the table distrusted on balance
-/// and those it trusted.
+/// Scored → Σ (suspicion − trust) over every scorer and every scoring phase of a MIRAGE game: what the
+/// judgements add to a suspect's standing in [`vote_order`] (MIRAGE's reference code). A character's
+/// scores of itself are ignored, as in TII. Players score players only, so a non-player suspect has no
+/// entry and counts 0: neither suspected nor trusted, its standing is its votes alone.
 pub fn suspicion_minus_trust(outcome: &MirageOutcome) -> BTreeMap<String, f64> {
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for (scores, sign) in [(&outcome.suspicion, 1.0), (&outcome.trust, -1.0)] {
@@ -79,8 +101,9 @@ pub fn suspicion_minus_trust(outcome: &MirageOutcome) -> BTreeMap<String, f64> {
 pub struct MirageOutcome {
     /// Accuser → the suspect they accused.
     pub accusations: BTreeMap<String, String>,
-    /// Reciprocal rank of the culprit in the vote, ties broken by summed suspicion − trust, then by
-    /// name (Victory; MRR over games).
+    /// Reciprocal rank of the culprit in the final standing: votes × N plus the summed suspicion −
+    /// trust, as MIRAGE's reference ranks ([`vote_order`]), equal standings by name (Victory; MRR over
+    /// games).
     pub victory: f64,
     /// Clue ids each character investigated, in order.
     pub investigated: BTreeMap<String, Vec<String>>,
@@ -120,12 +143,13 @@ impl MirageOutcome {
         summed(&self.suspicion)
     }
 
-    /// TII as MIRAGE published it: per character, the suspicion the others gave it / (suspicion +
-    /// trust), averaged over the characters anybody scored — the reference code's `fii` and the
-    /// reading of the paper's tables (a higher value is *more* suspected; Table 3 calls the one rise
-    /// under forced exposure "increased suspicion"). Eq. 1 as printed is the trust share, 1 − this
-    /// per character ([`MirageCharacterScores::tii`]). `None` when nobody was scored.
-    pub fn suspicion_share(&self) -> Option<f64> {
+    /// TII as MIRAGE published it ([`super::formulas::tii_suspicion_share`]): per character, the
+    /// suspicion the others gave it / (suspicion + trust), averaged over the characters anybody scored
+    /// — the reference code's `fii` and the reading of the paper's tables (a higher value is *more*
+    /// suspected; Table 3 calls the one rise under forced exposure "increased suspicion"). Eq. 1 as
+    /// printed is the trust share, 1 − this per character ([`MirageCharacterScores::tii_trust_share`]).
+    /// Computed from the raw scores, so results of any age give it. `None` when nobody was scored.
+    pub fn tii_suspicion_share(&self) -> Option<f64> {
         let (trust, suspicion) = (self.trust_sums(), self.suspicion_sums());
         let scored: std::collections::BTreeSet<&String> = trust
             .values()
@@ -134,7 +158,7 @@ impl MirageOutcome {
             .collect();
         let shares: Vec<f64> = scored
             .into_iter()
-            .filter_map(|c| super::formulas::tii(&suspicion, &trust, c))
+            .filter_map(|c| super::formulas::tii_suspicion_share(&trust, &suspicion, c))
             .collect();
         super::stats::mean(&shares)
     }
@@ -162,9 +186,15 @@ fn summed(
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MirageCharacterScores {
     /// Trust Inclination Index as Eq. 1 prints it: trust others gave this character / (trust +
-    /// suspicion) — the *trust* share. MIRAGE's published numbers are the suspicion share, 1 − this
-    /// ([`MirageOutcome::suspicion_share`], `docs/metrics.md`).
-    pub tii: Option<f64>,
+    /// suspicion) — the *trust* share. Written as `tii` by results before the two directions had
+    /// names of their own, and read from there.
+    #[serde(alias = "tii")]
+    pub tii_trust_share: Option<f64>,
+    /// The TII MIRAGE published (its reference code and tables): suspicion / (suspicion + trust), 1 −
+    /// the trust share ([`super::formulas::tii_suspicion_share`], `docs/metrics.md`). Absent from
+    /// results written before it was stored.
+    #[serde(default)]
+    pub tii_suspicion_share: Option<f64>,
     /// The judge's four ability scores (0-20): reasoning and analysis, communication and cooperation,
     /// detail observation, creative thinking.
     pub abilities: Option<[f64; 4]>,
@@ -182,8 +212,14 @@ pub struct MirageCharacterScores {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MirageScores {
     pub characters: BTreeMap<String, MirageCharacterScores>,
-    /// Mean over characters of their `tii` (the trust share of Eq. 1).
-    pub tii: Option<f64>,
+    /// Mean over characters of their trust share (Eq. 1); `tii` in results written before the two
+    /// directions had names of their own.
+    #[serde(alias = "tii")]
+    pub tii_trust_share: Option<f64>,
+    /// Mean over characters of their suspicion share: the direction of MIRAGE's published TII, the
+    /// one the report prints. Absent from older results (the report computes it from `mirage`).
+    #[serde(default)]
+    pub tii_suspicion_share: Option<f64>,
     /// Clue Investigation Capability as MIRAGE published it: clues investigated by all characters /
     /// clues that could be investigated ([`MirageOutcome::cic`]). Results written before this
     /// definition hold the mean of per-character shares here (the game's value ÷ the number of

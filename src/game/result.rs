@@ -311,6 +311,7 @@ impl GameResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::scores::standing_score;
 
     fn votes(v: &[(&str, &str)]) -> BTreeMap<String, String> {
         v.iter()
@@ -463,7 +464,7 @@ mod tests {
         v.iter().map(|(p, x)| (p.to_string(), *x)).collect()
     }
 
-    /// MIRAGE publishes only reciprocals of whole ranks: a tie in votes is broken, never shared.
+    /// MIRAGE publishes only reciprocals of whole ranks: a tie in the standing is broken, never shared.
     #[test]
     fn a_tie_in_votes_gives_whole_ranks() {
         let players = ["Ada", "Ben", "Cy", "Dee"];
@@ -493,9 +494,9 @@ mod tests {
     }
 
     #[test]
-    fn the_tie_break_follows_suspicion_minus_trust() {
+    fn the_standing_sums_votes_times_players_and_suspicion_minus_trust() {
         let players = ["Ada", "Ben", "Cy", "Dee"];
-        // Ada and Cy tie for first with 2 votes each.
+        // Ada and Cy tie for first with 2 votes each: 4 voters, so 8 points each from the vote.
         let v = votes(&[("Ben", "Ada"), ("Cy", "Ada"), ("Dee", "Cy"), ("Ada", "Cy")]);
         let c = tally(players, &v);
         // The table suspected Cy more than it trusted him: Cy first, Ada (the culprit) second.
@@ -505,9 +506,10 @@ mod tests {
         // The other way round: Ada first.
         let s = scores(&[("Ada", 3.0), ("Cy", 2.0)]);
         assert!((reciprocal_rank(&c, &names(&["Ada"]), &s) - 1.0).abs() < 1e-12);
-        // The tie-break never overrides votes: Dee, most suspected but unvoted, stays behind.
+        // The scores are not only a tie-break: Dee, unvoted but suspected all game (9 on sleuth's
+        // 0..=1 scale, 18 on the reference's 0-2 scale), passes the two 8-point leaders.
         let s = scores(&[("Dee", 9.0), ("Ben", -9.0)]);
-        assert_eq!(vote_order(&c, &s), names(&["Ada", "Cy", "Dee", "Ben"]));
+        assert_eq!(vote_order(&c, &s), names(&["Dee", "Ada", "Cy", "Ben"]));
         // A missing score counts 0: Ben unscored (a non-player) stands above a trusted Dee.
         let s = scores(&[("Dee", -1.0)]);
         assert_eq!(vote_order(&c, &s), names(&["Ada", "Cy", "Ben", "Dee"]));
@@ -538,6 +540,31 @@ mod tests {
         let smt = suspicion_minus_trust(&outcome);
         assert_eq!(smt, scores(&[("Ada", 1.0 - 4.0), ("Cy", 4.0 - 1.0)]));
         assert_eq!(vote_order(&c, &smt), names(&["Cy", "Ada", "Ben", "Dee"]));
+    }
+
+    /// A hand-made game where ranking by votes first (ties by suspicion − trust) and MIRAGE's one
+    /// combined score disagree: Victory follows the combined score.
+    #[test]
+    fn victory_follows_the_combined_score_not_votes_first() {
+        let players = ["Ada", "Ben", "Cy", "Dee"];
+        let culprit = names(&["Ada"]);
+        // Cy has 2 votes, Ada (the culprit) and Ben 1 each: by votes first, Ada is at best second.
+        let v = votes(&[("Ada", "Cy"), ("Ben", "Cy"), ("Cy", "Ada"), ("Dee", "Ben")]);
+        let c = tally(players, &v);
+        // Over the game the others suspected Ada (Σ suspicion − trust = 2 on the 0..=1 scale, 4 on the
+        // reference's 0-2 scale) and trusted Cy on balance (−0.5, so −1). With 4 voters a vote is worth
+        // 4: Ada 4·1 + 4 = 8, Cy 4·2 − 1 = 7.
+        let s = scores(&[("Ada", 2.0), ("Cy", -0.5)]);
+        assert_eq!(standing_score(c["Ada"], 4, s["Ada"]), 8.0);
+        assert_eq!(standing_score(c["Cy"], 4, s["Cy"]), 7.0);
+        assert_eq!(vote_order(&c, &s), names(&["Ada", "Cy", "Ben", "Dee"]));
+        assert_eq!(vote_rank(&c, &s, "Ada"), Some(1));
+        // Votes first would have given Cy rank 1 and Ada rank 2 (Victory 1/2); the reference's sum
+        // gives Ada rank 1 (Victory 1).
+        assert!((reciprocal_rank(&c, &culprit, &s) - 1.0).abs() < 1e-12);
+        // The judgements alone decide nothing when they cancel: no scores, Cy first, Ada second
+        // (tied with Ben at one vote, first by name).
+        assert!((reciprocal_rank(&c, &culprit, &BTreeMap::new()) - 0.5).abs() < 1e-12);
     }
 
     /// Three victims: Ada killed Vic, Ben killed Wes, nobody in the cast killed Xan (no ballot).

@@ -12,6 +12,11 @@ use crate::game::{GameResult, Winner};
 pub enum Metric {
     /// 1 when the civilians won (ThinkThrice's rule, or WellPlay's elimination rule), else 0.
     CivilianWin,
+    /// PLAYER*'s Voting (Table A3): victims whose culprit the vote eliminated / victims
+    /// ([`crate::game::MajorityOutcome::voting`]). It differs from [`Metric::CivilianWin`] on scripts
+    /// with several victims, where a game can find one murderer of three (1/3) or lose while finding
+    /// two; with one victim the two agree.
+    Voting,
     /// Votes received by murderers / votes cast (ThinkThrice §6).
     Detection,
     /// Factual QA accuracy on own-script questions, other civilians', the murderer's, and CQ ∪ MQ.
@@ -37,6 +42,7 @@ impl Metric {
     pub fn name(self) -> &'static str {
         match self {
             Metric::CivilianWin => "Civilian win rate",
+            Metric::Voting => "Voting",
             Metric::Detection => "Murderer detection",
             Metric::Own => "Own",
             Metric::Cq => "CQ",
@@ -57,6 +63,13 @@ impl Metric {
             Metric::CivilianWin => r
                 .winner
                 .map(|w| f64::from(u8::from(w == Winner::Civilians))),
+            // A game under another protocol (no elimination outcome) held one vote on the culprits:
+            // its Voting is whether the civilians won it.
+            Metric::Voting => r
+                .majority
+                .as_ref()
+                .map(|m| m.voting())
+                .or_else(|| Metric::CivilianWin.of(r)),
             // Without a vote the recorded accuracy is a placeholder 0, not a measurement.
             Metric::Detection => (!r.votes.is_empty()).then_some(r.murderer_detection_accuracy),
             Metric::Own => r.factual.own,

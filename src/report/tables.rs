@@ -6,7 +6,8 @@
 //! - PLAYER* Table A3: WellPlay voting and multiple-choice scores per script × method, mean ± std
 //!   over repeats, then per method the weighted mean ± std across scripts (Appendix B.3, over the
 //!   evaluation runs).
-//! - PLAYER* Table A5: cost and tokens per script and phase (gameplay, evaluation), mean per game.
+//! - PLAYER* Table A5: cost and tokens per script and phase (gameplay, evaluation), mean per game;
+//!   evaluation per evaluation process as the paper reports it, with the total of every run beside it.
 //! - MIRAGE Table 2: tokens and requests, Victory, TII (suspicion share), CIC, ICI, SCI and parse
 //!   failures per condition, pooled over scripts as the paper pools Table 11 (means over scripts, CIC
 //!   as counts).
@@ -194,17 +195,21 @@ pub fn choice(g: &Grouping, protocol: Protocol) -> Option<Table> {
     let heading = Measures::Choice.heading(protocol);
     let mut t = Table::new(heading.id, &heading.title, columns);
     t.note = format!(
-        "Games played under the {protocol} protocol. Voting: share of games the civilians won under {}. \
-         Objective, Reasoning, Relations: share of that category's multiple-choice questions answered \
-         exactly right; Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± \
+        "Games played under the {protocol} protocol. Voting: per game, victims whose culprit the vote \
+         eliminated / victims (one ballot round per victim, as PLAYER* counts it); with one victim, \
+         1 when the civilians won under {}, else 0. Objective, Reasoning, Relations: share of that \
+         category's multiple-choice questions answered right under the question's rule (exactly the \
+         true letters for sleuth's own scripts; WellPlay's two-pick rows when the true letter is among \
+         the picks, its single-choice rows when the letter chosen is a true one, as PLAYER* scored \
+         them); Overall: awarded / possible points (10, 5, 2 per question). Per script: mean ± \
          sample std over the evaluation runs of the arm's games (PLAYER* evaluates 3 times, \
          `--eval-repeats`; a result without runs counts once); Voting: over games (seeds). Last rows: \
          per method, PLAYER* Appendix B.3's weighted mean of the per-script means ± weighted std over \
          every evaluation run (weights: the category's question count per script, the script's \
          possible points for Overall, a script's weight shared among its runs, so scripts weigh the \
-         same however many games they had); Voting: mean ± sample std of the per-script win rates, \
-         unweighted, as the paper's Overall Voting row. #QA: questions per evaluation of a game (summed over \
-         scripts in the last rows). — : not measured (PP and OP do not vote).",
+         same however many games they had); Voting: mean ± sample std of the per-script Voting \
+         values, unweighted, as the paper's Overall Voting row. #QA: questions per evaluation of a \
+         game (summed over scripts in the last rows). — : not measured (a game that held no vote).",
         papers::win_rule(protocol)
     );
     // Per (condition, script): the inputs of the weighted rows.
@@ -234,7 +239,7 @@ pub fn choice(g: &Grouping, protocol: Protocol) -> Option<Table> {
             Cell::Number(Some(arm.games.len() as f64)),
             Cell::Number(s.questions),
             Cell::MeanStd(metrics::mean_std(&values(
-                Metric::CivilianWin,
+                Metric::Voting,
                 rs.iter().copied(),
             ))),
         ];
@@ -325,7 +330,7 @@ impl ScriptScores {
                 .map_or(0, |m| m.round() as usize)
         };
         ScriptScores {
-            voting: stats::mean(&values(Metric::CivilianWin, rs.iter().copied())),
+            voting: stats::mean(&values(Metric::Voting, rs.iter().copied())),
             runs: A3.map(|(m, name)| RunSummary::of(&repeat_values(m, name, rs))),
             category_questions: [count("objective"), count("reasoning"), count("relations")],
             possible: per_game(&|r| r.choice.as_ref().map(|c| f64::from(c.overall.possible))),
@@ -366,6 +371,21 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
             Column::new("Evaluation tokens", "evaluation_tokens", Kind::Number(0)),
             Column::new("Evaluation calls", "evaluation_calls", Kind::Number(0)),
             Column::new(
+                "Evaluation USD (all runs)",
+                "evaluation_usd_all_runs",
+                Kind::Number(4),
+            ),
+            Column::new(
+                "Evaluation tokens (all runs)",
+                "evaluation_tokens_all_runs",
+                Kind::Number(0),
+            ),
+            Column::new(
+                "Evaluation calls (all runs)",
+                "evaluation_calls_all_runs",
+                Kind::Number(0),
+            ),
+            Column::new(
                 "Cacheable prompt %",
                 "cacheable_prompt_pct",
                 Kind::Number(1),
@@ -374,7 +394,12 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
     );
     t.note = format!(
         "Games played under the {protocol} protocol. Mean per game over the arm's repeats; tokens are \
-         prompt + completion tokens. Gameplay is — for methods that play no game (PP, OP). The last \
+         prompt + completion tokens. Gameplay is — for methods that play no game (PP, OP). Evaluation \
+         USD, tokens and calls are per evaluation process, as PLAYER* reports them: a game's \
+         evaluation cost divided by the times it asked its multiple-choice questions \
+         (`--eval-repeats`, `choice.repeats` in result.json; 3 by default); the (all runs) columns are \
+         the undivided cost of every run. A game that also answered questions asked once (factual, \
+         inferential, MIRAGE's judge) cannot be split into runs: its per-process cells are —. The last \
          rows sum each method's per-script means over scripts, as the paper's Overall row does. USD is \
          priced from the pricing table the games ran with (the simulated model is free). Cacheable \
          prompt % is the mean per game of the share of prompt tokens a provider's prefix cache could \
@@ -383,16 +408,23 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
     );
     let scripts: BTreeSet<&str> = arms.iter().map(|a| a.script_label.as_str()).collect();
     let multi_script = scripts.len() > 1;
-    let mut totals: BTreeMap<usize, [Option<f64>; 6]> = BTreeMap::new();
+    let mut totals: BTreeMap<usize, [Option<f64>; 9]> = BTreeMap::new();
     for arm in arms {
         let c = &g.conditions[arm.condition];
         let rs: Vec<&GameResult> = g.results(&arm.games).collect();
-        let phase = |f: fn(&GameResult) -> &crate::llm::Usage| -> [Option<f64>; 3] {
+        // USD, tokens and calls of one phase, each game's divided by `runs` (`None`: cannot be).
+        let phase = |f: fn(&GameResult) -> &crate::llm::Usage,
+                     runs: fn(&GameResult) -> Option<u32>|
+         -> [Option<f64>; 3] {
             if rs.iter().all(|r| f(r).calls == 0) {
                 return [None; 3];
             }
             let m = |v: fn(&crate::llm::Usage) -> f64| {
-                stats::mean(&rs.iter().map(|r| v(f(r))).collect::<Vec<_>>())
+                let per_run: Option<Vec<f64>> = rs
+                    .iter()
+                    .map(|r| Some(v(f(r)) / f64::from(runs(r)?)))
+                    .collect();
+                stats::mean(&per_run?)
             };
             [
                 m(|u| u.cost_usd),
@@ -400,10 +432,17 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
                 m(|u| u.calls as f64),
             ]
         };
-        let play = phase(|r| &r.usage_by_phase.gameplay);
-        let eval = phase(|r| &r.usage_by_phase.evaluation);
-        let values: Vec<Option<f64>> = play.iter().chain(eval.iter()).copied().collect();
-        let total = totals.entry(arm.condition).or_insert([Some(0.0); 6]);
+        let whole = |_: &GameResult| Some(1);
+        let play = phase(|r| &r.usage_by_phase.gameplay, whole);
+        let eval_one = phase(|r| &r.usage_by_phase.evaluation, evaluation_runs);
+        let eval_all = phase(|r| &r.usage_by_phase.evaluation, whole);
+        let values: Vec<Option<f64>> = play
+            .iter()
+            .chain(eval_one.iter())
+            .chain(eval_all.iter())
+            .copied()
+            .collect();
+        let total = totals.entry(arm.condition).or_insert([Some(0.0); 9]);
         for (acc, v) in total.iter_mut().zip(&values) {
             *acc = match (*acc, v) {
                 (Some(a), Some(v)) => Some(a + v),
@@ -434,6 +473,23 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
         }
     }
     Some(t)
+}
+
+/// How many evaluation processes a game's evaluation usage holds: the times it asked its
+/// multiple-choice questions (`choice.repeats`, 0 in results from before repeats, read as 1), when they
+/// were all it was asked. A game that also answered what is asked once (factual or inferential
+/// questions, MIRAGE's judge) holds one process's worth of those beside several of the choices, which
+/// the result does not split: `None`. A game that repeated nothing is one process.
+fn evaluation_runs(r: &GameResult) -> Option<u32> {
+    let repeats = r.choice.as_ref().map_or(1, |c| c.repeats.max(1));
+    let asked_once = r.factual.counts.values().any(|&n| n > 0)
+        || r.inferential_accuracy.is_some()
+        || r.mirage_scores.is_some();
+    match (repeats, asked_once) {
+        (1, _) => Some(1),
+        (_, true) => None,
+        (n, false) => Some(n),
+    }
 }
 
 /// The mean cacheable share of the games' prompts, in percent; `None` when no game recorded it.
@@ -476,7 +532,7 @@ pub fn mirage_table2(
             Column::new("User tokens", "user_tokens", Kind::Number(0)),
             Column::new("Users", "users", Kind::Number(0)),
             Column::new("Victory", "victory", pct),
-            Column::new("TII (suspicion share)", "tii_suspicion", pct),
+            Column::new("TII (suspicion share)", "tii_suspicion_share", pct),
             Column::new("CIC", "cic", pct),
             Column::new("CIC key", "cic_key", pct),
             Column::new("ICI", "ici", pct),
@@ -566,7 +622,10 @@ pub fn mirage_table2(
                 })),
                 Cell::Number(calls),
                 Cell::MeanCi(interval(&|r| Metric::Victory.of(r), 100.0)),
-                Cell::MeanCi(interval(&|r| r.mirage.as_ref()?.suspicion_share(), 100.0)),
+                Cell::MeanCi(interval(
+                    &|r| r.mirage.as_ref()?.tii_suspicion_share(),
+                    100.0,
+                )),
                 Cell::MeanCi(pooled(false)),
                 Cell::MeanCi(pooled(true)),
                 Cell::MeanCi(judged(|m| m.ici)),
@@ -690,6 +749,7 @@ pub fn level_text(level: f64) -> String {
 fn field(m: Metric) -> &'static str {
     match m {
         Metric::CivilianWin => "civilian_win_rate",
+        Metric::Voting => "voting",
         Metric::Detection => "murderer_detection",
         Metric::Own => "own",
         Metric::Cq => "cq",

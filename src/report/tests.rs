@@ -576,3 +576,99 @@ fn games_judged_differently_are_different_conditions() {
     let g = Grouping::new(vec![record(lexical), record(judged)]);
     assert_eq!(g.conditions.len(), 2, "a judge change is not a repeat");
 }
+
+/// A WellPlay game on a script with three victims in which the vote found the culprit of `found` of
+/// them; the civilians win only when every solvable case was solved (here: when `found` is 2, the
+/// third victim having no culprit in the cast).
+fn three_victims(seed: u64, found: usize) -> GameResult {
+    use crate::game::{cases_outcome, CaseVote};
+    let case = |victim: &str, culprit: Option<&str>, identified: bool| CaseVote {
+        victim: victim.into(),
+        culprits: culprit.into_iter().map(String::from).collect(),
+        votes: Default::default(),
+        vote_counts: Default::default(),
+        eliminated: Vec::new(),
+        identified,
+    };
+    let m = cases_outcome(vec![
+        case("Vic", Some("Mo"), found >= 1),
+        case("Wes", Some("Mo"), found >= 2),
+        case("Xan", None, false),
+    ]);
+    let mut r = result("Ghosts", "player", seed);
+    r.winner = Some(m.majority_winner);
+    r.majority = Some(m);
+    r.choice = Some(choice((1, 1), (1, 1), (1, 1)));
+    r
+}
+
+/// PLAYER* Table A3's Voting is victims identified / victims, not whether the civilians won: three
+/// games finding the culprits of 2, 1 and 2 of 3 victims vote 5/9, where the win rate reads 2/3.
+#[test]
+fn table_a3_voting_counts_victims_not_wins() {
+    let g = Grouping::new(vec![
+        record(three_victims(1, 2)),
+        record(three_victims(2, 1)),
+        record(three_victims(3, 2)),
+    ]);
+    let t = tables::player_table_a3(&g).expect("A3");
+    // Per game: 2/3, 1/3, 2/3 → mean 5/9 (the win rate would be 2/3).
+    let (m, _) = mean_std(&t, 0, "Voting").unwrap();
+    assert!(close(m, 5.0 / 9.0), "{m}");
+    assert_eq!(text(&t, 0, "Voting").split(" ± ").next(), Some("0.556"));
+    // The weighted row of the one script is its per-script mean.
+    let (m, _) = mean_std(&t, 1, "Voting").unwrap();
+    assert!(close(m, 5.0 / 9.0), "{m}");
+}
+
+/// Table A5 prints the evaluation cost of one evaluation process (PLAYER*'s unit) and the cost of all
+/// runs beside it.
+#[test]
+fn table_a5_evaluation_cost_is_per_evaluation_process() {
+    let game = |seed: u64, calls: u64, cost: f64| {
+        let mut r = result("Inn", "player", seed);
+        let mut c = choice((1, 1), (1, 1), (1, 1));
+        c.repeats = 3;
+        r.choice = Some(c);
+        r.usage_by_phase.evaluation = serde_json::from_value(usage(calls, cost)).unwrap();
+        r
+    };
+    // 30 and 60 calls over 3 runs: 10 and 20 per process, mean 15; USD 0.3 and 0.6 → 0.15.
+    let g = Grouping::new(vec![record(game(1, 30, 0.3)), record(game(2, 60, 0.6))]);
+    let t = tables::player_table_a5(&g).expect("A5");
+    assert_eq!(text(&t, 0, "Evaluation calls"), "15");
+    assert_eq!(text(&t, 0, "Evaluation USD"), "0.1500");
+    // Tokens: 110 per call → 1,650 per process.
+    assert_eq!(
+        t.rows[0].cells[t.column("Evaluation tokens").unwrap()],
+        Cell::Number(Some(1650.0))
+    );
+    assert_eq!(text(&t, 0, "Evaluation calls (all runs)"), "45");
+    assert_eq!(text(&t, 0, "Evaluation USD (all runs)"), "0.4500");
+    assert!(t.note.contains("per evaluation process"), "{}", t.note);
+
+    // A game that also answered factual questions (asked once) cannot be split into runs.
+    let mut mixed = game(1, 30, 0.3);
+    mixed.factual.counts.insert("own".into(), 4);
+    let g = Grouping::new(vec![record(mixed)]);
+    let t = tables::player_table_a5(&g).expect("A5");
+    assert_eq!(text(&t, 0, "Evaluation calls"), "—");
+    assert_eq!(text(&t, 0, "Evaluation calls (all runs)"), "30");
+}
+
+/// The two TII directions have two names in result.json; a result written when the trust share was
+/// called `tii` still reads, into the trust share.
+#[test]
+fn the_two_tii_directions_have_two_names_and_old_results_read() {
+    let old = json!({"characters": {"Al": {"tii": 0.25, "abilities": null, "ici": null,
+                       "role_play": null, "reconstruction_rouge_l": null, "sci": null}},
+                     "tii": 0.25, "cic": null, "cic_key": null, "ici": null, "sci": null});
+    let m: crate::game::MirageScores = serde_json::from_value(old).expect("an old mirage_scores");
+    assert_eq!(m.tii_trust_share, Some(0.25));
+    assert_eq!(m.characters["Al"].tii_trust_share, Some(0.25));
+    assert_eq!(m.tii_suspicion_share, None, "not stored then");
+    let written = serde_json::to_value(&m).unwrap();
+    assert!(written.get("tii").is_none(), "{written}");
+    assert_eq!(written["tii_trust_share"], json!(0.25));
+    assert!(written["characters"]["Al"].get("tii").is_none());
+}

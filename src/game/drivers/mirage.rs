@@ -26,10 +26,11 @@
 //! - **Winner**: the civilians win when a culprit has the most votes alone (a tie at the top goes to the
 //!   culprits, as in sleuth's ThinkThrice rule). Since only the accused receive votes, a culprit on top
 //!   was necessarily accused — the paper's "accused and most voted".
-//! - **Victory** is the reciprocal rank of the best-ranked culprit in the tally of every suspect, so
-//!   averaging it over games gives the paper's MRR. Ranks are whole, as in the published values: ties
-//!   in votes are broken by the summed suspicion − trust scores the players gave each suspect (as the
-//!   reference code does; a non-player, never scored, counts 0), then by name.
+//! - **Victory** is the reciprocal rank of the best-ranked culprit among every suspect, so averaging it
+//!   over games gives the paper's MRR. The standing is the reference code's one sum: votes × the number
+//!   of characters, plus the suspicion and minus the trust the players gave each suspect (a non-player,
+//!   never scored, stands by its votes); equal sums go by name, so ranks are whole as in the published
+//!   values (`eval::scores::vote_order`).
 //! - **Clues**: a clue can be investigated once; it is available from its act (stage) on, or from the
 //!   start when it has none. `clues_available` counts the clues available by the end of the game.
 

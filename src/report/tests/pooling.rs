@@ -94,7 +94,7 @@ fn the_tii_column_is_the_suspicion_share() {
     m.suspicion = scores(&[("Mo", "Al", &[0.2]), ("Al", "Mo", &[0.25, 0.25])]);
     // Suspicion shares: Al 0.2/0.8 = 0.25, Mo 0.5/0.5 = 1; mean 0.625. Eq. 1's trust share would be
     // 0.375.
-    assert!(close(m.suspicion_share().unwrap(), 0.625));
+    assert!(close(m.tii_suspicion_share().unwrap(), 0.625));
     let report = build(vec![r]);
     let t = report.table("mirage_table2").expect("table 2");
     let tii = interval(t, 0, "TII (suspicion share)").unwrap();
