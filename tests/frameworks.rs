@@ -186,12 +186,25 @@ fn check(script: &Script, g: &Played) {
             "{label}: every question is answered"
         );
     } else {
-        assert_eq!(r.winner, None, "{label}: the references do not play");
-        for kind in ["question", "answer", "vote", "introduction"] {
+        // The references play nothing; under WellPlay they make the final decision, the vote, from
+        // what they were handed (PLAYER* §4.1 and Table A3 report their Voting).
+        for kind in ["question", "answer", "introduction"] {
             assert!(
                 !k.contains_key(kind),
                 "{label}: a reference produced `{kind}` events"
             );
+        }
+        if g.protocol == Protocol::WellPlay {
+            assert!(r.winner.is_some(), "{label}: the references vote");
+            assert!(r.majority.is_some(), "{label}: with the elimination rule");
+            assert_eq!(
+                r.votes.len(),
+                players,
+                "{label}: every character casts a ballot"
+            );
+        } else {
+            assert_eq!(r.winner, None, "{label}: the references do not play");
+            assert!(!k.contains_key("vote"), "{label}: no vote");
         }
     }
     // Evaluation ran on every question written for the players, and its calls are billed to it.

@@ -177,10 +177,18 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
             "{method}: {mean} ± {std}"
         );
     }
-    // PP and OP do not play, so they have no vote.
+    // PP and OP play nothing but make the final decision (PLAYER* §4.1; Table A3 prints their
+    // Voting): their Voting cell holds a value, as every played method's does.
     let voting_col = header.iter().position(|h| h == "Voting").unwrap();
-    let pp = rows.iter().find(|r| r[method_col] == "PP").unwrap();
-    assert_eq!(pp[voting_col], "—");
+    for method in ["PP", "OP"] {
+        let row = rows.iter().find(|r| r[method_col] == method).unwrap();
+        let value: f64 = row[voting_col]
+            .split(" ± ")
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{method}: Voting {:?} is not a value", row[voting_col]));
+        assert!((0.0..=1.0).contains(&value), "{method}: Voting {value}");
+    }
 
     // Every CSV parses into records as wide as its header; A3's has a numeric row per method.
     let csvs: Vec<PathBuf> = fs::read_dir(&report)

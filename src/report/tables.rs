@@ -394,7 +394,7 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
     );
     t.note = format!(
         "Games played under the {protocol} protocol. Mean per game over the arm's repeats; tokens are \
-         prompt + completion tokens. Gameplay is — for methods that play no game (PP, OP). Evaluation \
+         prompt + completion tokens. Gameplay is — for a game with no gameplay call (PP and OP outside WellPlay; under WellPlay their gameplay is the final vote). Evaluation \
          USD, tokens and calls are per evaluation process, as PLAYER* reports them: a game's \
          evaluation cost divided by the times it asked its multiple-choice questions \
          (`--eval-repeats`, `choice.repeats` in result.json; 3 by default); the (all runs) columns are \

@@ -210,7 +210,7 @@ fn table_a3_gives_mean_and_std_per_script_and_weighted_rows_across_scripts() {
             ("All scripts (weighted)".into(), "PLAYER*".into()),
         ]
     );
-    // PP does not vote.
+    // A PP result without a vote (outside WellPlay, or written before PP voted) shows none.
     assert_eq!(text(&t, 0, "Voting"), "—");
     // Inn / PLAYER*: objective 1 and 0 → 0.5 ± 0.7071 (sample std); overall 19/24 and 10/24 →
     // mean 29/48, std (9/24)/√2.

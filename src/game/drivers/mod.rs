@@ -11,11 +11,13 @@ mod wellplay;
 use super::driver::Driver;
 use super::{Protocol, ProtocolSettings};
 
-/// The driver of the chosen protocol, holding that protocol's knobs; the hand-out alone when the
-/// frameworks do not play (`plays` false: PP and OP).
+/// The driver of the chosen protocol, holding that protocol's knobs; the hand-out when the frameworks
+/// do not play (`plays` false: PP and OP), with WellPlay's final vote under that protocol.
 pub(crate) fn driver(settings: &ProtocolSettings, plays: bool) -> Box<dyn Driver> {
     if !plays {
-        return Box::new(handout::Handout);
+        return Box::new(handout::Handout {
+            vote: settings.protocol == Protocol::WellPlay,
+        });
     }
     match settings.protocol {
         Protocol::ThinkThrice => Box::new(thinkthrice::ThinkThrice(settings.thinkthrice)),

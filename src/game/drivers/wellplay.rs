@@ -64,6 +64,13 @@ async fn play(s: WellPlaySettings, run: &mut Run<'_>) -> Result<PlayOutcome, Gam
             questioning_round(run, round, s.questions_per_round).await?;
         }
     }
+    decide(run).await
+}
+
+/// The decision that ends a WellPlay game: one vote per victim when the script names several (else one
+/// vote), the elimination rule, and the reveal. The no-play references (PP and OP) hold it too, right
+/// after the hand-out (PLAYER* §4.1: they "make their final decisions").
+pub(super) async fn decide(run: &mut Run<'_>) -> Result<PlayOutcome, GameError> {
     let cases = vote_cases(run.script());
     if !cases.is_empty() {
         return per_victim_votes(run, cases).await;
