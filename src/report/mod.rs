@@ -22,6 +22,7 @@ mod markdown;
 pub mod metrics;
 pub mod papers;
 pub mod plots;
+pub mod scripts;
 pub mod table;
 pub mod tables;
 
@@ -130,6 +131,8 @@ impl Report {
                 )),
             }
         }
+        let lengths = scripts::ScriptLengths::read(&grouping);
+        notes.extend(lengths.notes(&grouping));
         notes.extend(repeated_seeds(&grouping));
         notes.extend(unknown_protocols(&grouping));
         let b = &bootstrap;
@@ -148,7 +151,7 @@ impl Report {
         }
         sections.extend(figures::player_figure7(g, b).map(Section::Figure));
         for p in per_protocol(papers::Measures::Cost) {
-            sections.extend(tables::cost(g, p).map(Section::Table));
+            sections.extend(tables::cost(g, p, &lengths).map(Section::Table));
         }
         let t2 = tables::mirage_table2(g, b, &clues);
         let fig2 = figures::mirage_figure2(g, b, &clues);

@@ -635,7 +635,7 @@ fn table_a5_evaluation_cost_is_per_evaluation_process() {
     };
     // 30 and 60 calls over 3 runs: 10 and 20 per process, mean 15; USD 0.3 and 0.6 → 0.15.
     let g = Grouping::new(vec![record(game(1, 30, 0.3)), record(game(2, 60, 0.6))]);
-    let t = tables::player_table_a5(&g).expect("A5");
+    let t = tables::player_table_a5(&g, &scripts::ScriptLengths::default()).expect("A5");
     assert_eq!(text(&t, 0, "Evaluation calls"), "15");
     assert_eq!(text(&t, 0, "Evaluation USD"), "0.1500");
     // Tokens: 110 per call → 1,650 per process.
@@ -651,7 +651,7 @@ fn table_a5_evaluation_cost_is_per_evaluation_process() {
     let mut mixed = game(1, 30, 0.3);
     mixed.factual.counts.insert("own".into(), 4);
     let g = Grouping::new(vec![record(mixed)]);
-    let t = tables::player_table_a5(&g).expect("A5");
+    let t = tables::player_table_a5(&g, &scripts::ScriptLengths::default()).expect("A5");
     assert_eq!(text(&t, 0, "Evaluation calls"), "—");
     assert_eq!(text(&t, 0, "Evaluation calls (all runs)"), "30");
 }
@@ -671,4 +671,91 @@ fn the_two_tii_directions_have_two_names_and_old_results_read() {
     assert!(written.get("tii").is_none(), "{written}");
     assert_eq!(written["tii_trust_share"], json!(0.25));
     assert!(written["characters"]["Al"].get("tii").is_none());
+}
+
+/// `r` as played from the script file at `path`, which held `script` then.
+fn played_from(mut r: GameResult, script: &crate::script::Script, path: &Path) -> GameResult {
+    let config = crate::game::GameConfig {
+        script_path: Some(path.to_path_buf()),
+        ..crate::game::GameConfig::default()
+    };
+    r.script = script.title.clone();
+    r.spec = Some(config.spec(script, "simulated"));
+    r
+}
+
+/// Table A5's #Tokens is the script's length (tokens per character, as `sleuth script stats`
+/// counts it) read back from the file the games were played from; the sum row adds the scripts up as
+/// the paper's Overall row does; a file edited since the games leaves the cell empty, with a note.
+#[test]
+fn table_a5_tokens_are_each_scripts_length_per_character() {
+    use crate::script::stats::ScriptStats;
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = crate::script::tests::tiny();
+    let mut longer = tiny.clone();
+    longer.title = "Longer".into();
+    longer.characters[0].story = "Ada owed Lord Ash a great deal of money. ".repeat(40);
+    let (tiny_path, longer_path) = (dir.path().join("tiny.toml"), dir.path().join("longer.toml"));
+    tiny.save(&tiny_path).unwrap();
+    longer.save(&longer_path).unwrap();
+    let per_character = |s: &crate::script::Script| {
+        ScriptStats::of(s, crate::llm::tokens::count).tokens_per_player()
+    };
+    let (a, b) = (per_character(&tiny), per_character(&longer));
+    assert!(b > a + 100.0, "{a} {b}");
+    let build = |games: Vec<GameResult>| {
+        Report::build(
+            dir.path(),
+            Loaded {
+                games: games.into_iter().map(record).collect(),
+                skipped: vec![],
+            },
+            Bootstrap::default(),
+        )
+    };
+    let report = build(vec![
+        played_from(result("Tiny", "player", 1), &tiny, &tiny_path),
+        played_from(result("Tiny", "player", 2), &tiny, &tiny_path),
+        played_from(result("Longer", "player", 1), &longer, &longer_path),
+    ]);
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    let t = report.table("player_table_a5").expect("A5");
+    let row = |script: &str| {
+        (0..t.rows.len())
+            .find(|&i| text(t, i, "Script") == script)
+            .unwrap_or_else(|| panic!("{script} in {:?}", t.rows))
+    };
+    let tokens = |i: usize| match t.rows[i].cells[t.column("#Tokens").unwrap()] {
+        Cell::Number(v) => v,
+        ref other => panic!("{other:?}"),
+    };
+    assert_eq!(tokens(row("Tiny")), Some(a));
+    assert_eq!(tokens(row("Longer")), Some(b));
+    assert_eq!(tokens(row("All scripts (sum)")), Some(a + b));
+    assert_eq!(text(t, row("Tiny"), "#Tokens"), format!("{a:.0}"));
+
+    // The file was edited after the games: its length is not theirs.
+    let mut edited = tiny.clone();
+    edited.premise = "Lord Ash was found dead in the conservatory.".into();
+    edited.save(&tiny_path).unwrap();
+    let report = build(vec![played_from(
+        result("Tiny", "player", 1),
+        &tiny,
+        &tiny_path,
+    )]);
+    let t = report.table("player_table_a5").expect("A5");
+    assert_eq!(text(t, 0, "#Tokens"), "—");
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("Tiny: #Tokens") && n.contains("has changed")),
+        "{:?}",
+        report.notes
+    );
+    // Results without a spec name no file: "—", and nothing the reader could fix, so no note.
+    let report = build(vec![result("Tiny", "player", 1)]);
+    let t = report.table("player_table_a5").expect("A5");
+    assert_eq!(text(t, 0, "#Tokens"), "—");
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
 }
