@@ -759,3 +759,90 @@ fn table_a5_tokens_are_each_scripts_length_per_character() {
     assert_eq!(text(t, 0, "#Tokens"), "—");
     assert!(report.notes.is_empty(), "{:?}", report.notes);
 }
+
+/// A ThinkThrice game of `modules` on `model` with the given inferential accuracies.
+fn inferential_game(
+    model: &str,
+    modules: &str,
+    seed: u64,
+    overall: f64,
+    informed: f64,
+) -> GameResult {
+    let mut r = result("Inn", "thinkthrice", seed);
+    r.protocol = "thinkthrice".into();
+    r.model = model.into();
+    r.modules = modules.into();
+    r.settings = json!({"rounds_before_clues": 1});
+    r.inferential_accuracy = Some(overall);
+    r.informed_accuracy = Some(informed);
+    r
+}
+
+/// ThinkThrice Figure 5: per condition, overall and informed accuracy as two bars, the conditions
+/// grouped by model; games of another protocol get their own, retitled figure.
+#[test]
+fn figure5_groups_overall_and_informed_accuracy_by_model() {
+    let games = vec![
+        inferential_game("sim-b", "mr", 1, 0.5, 0.25),
+        inferential_game("sim-b", "mr", 2, 0.7, 0.35),
+        inferential_game("sim-a", "none", 1, 0.2, 0.0),
+        inferential_game("sim-a", "mr", 1, 0.4, 0.2),
+        inferential_game("sim-b", "none", 1, 0.3, 0.1),
+    ];
+    let g = Grouping::new(games.into_iter().map(record).collect());
+    let f = figures::thinkthrice_figure5(&g, &Bootstrap::default()).expect("Figure 5");
+    assert_eq!(f.id, "thinkthrice_figure5");
+    assert!(f.title.starts_with("ThinkThrice Figure 5"), "{}", f.title);
+    let figures::XAxis::Categories(names) = &f.x else {
+        panic!("{:?}", f.x)
+    };
+    assert_eq!(
+        names,
+        &[
+            "sim-a · ThinkThrice No MR",
+            "sim-a · ThinkThrice MR",
+            "sim-b · ThinkThrice No MR",
+            "sim-b · ThinkThrice MR",
+        ]
+    );
+    let names: Vec<&str> = f.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Overall accuracy", "Informed accuracy"]);
+    let at = |series: usize, x: usize| {
+        let p = f.series[series]
+            .points
+            .iter()
+            .find(|p| p.x == x as f64)
+            .unwrap();
+        (p.value.estimate, p.value.n)
+    };
+    let (overall, n) = at(0, 3);
+    assert!(close(overall, 0.6) && n == 2, "{overall} over {n}");
+    assert!(close(at(1, 3).0, 0.3));
+    assert!(close(at(1, 0).0, 0.0));
+    // The CSV holds every bar.
+    let data = f.data();
+    assert_eq!(data.rows.len(), 8);
+
+    // One model: one group, categories are the methods alone and the caption names the model.
+    let g = Grouping::new(vec![
+        record(inferential_game("sim-a", "none", 1, 0.2, 0.0)),
+        record(inferential_game("sim-a", "mr", 1, 0.4, 0.2)),
+    ]);
+    let f = figures::thinkthrice_figure5(&g, &Bootstrap::default()).expect("Figure 5");
+    assert_eq!(
+        f.x,
+        figures::XAxis::Categories(vec!["ThinkThrice No MR".into(), "ThinkThrice MR".into()])
+    );
+    assert!(f.caption.contains("sim-a"), "{}", f.caption);
+
+    // WellPlay games that answered inferential questions: the same bars under their own title.
+    let mut wellplay = result("Inn", "player", 1);
+    wellplay.inferential_accuracy = Some(0.5);
+    let g = Grouping::new(vec![record(wellplay)]);
+    assert!(figures::thinkthrice_figure5(&g, &Bootstrap::default()).is_none());
+    let f = figures::inferential(&g, &Bootstrap::default(), crate::game::Protocol::WellPlay)
+        .expect("the WellPlay counterpart");
+    assert_eq!(f.id, "wellplay_inferential");
+    assert!(f.title.ends_with("wellplay protocol"), "{}", f.title);
+    assert_eq!(f.series[1].points.len(), 0, "no informed accuracy recorded");
+}
