@@ -237,6 +237,9 @@ pub fn votes(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option<Figur
     })
 }
 
+/// One of a game's inferential accuracies, as Figure 5 plots it.
+type Accuracy = fn(&GameResult) -> Option<f64>;
+
 /// ThinkThrice Figure 5 over every ThinkThrice-protocol condition whose games answered inferential
 /// questions ([`inferential`]).
 pub fn thinkthrice_figure5(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
@@ -269,7 +272,7 @@ pub fn inferential(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option
         .iter()
         .map(|&ci| g.conditions[ci].key.model.as_str())
         .collect();
-    let measures: [(fn(&GameResult) -> Option<f64>, &str); 2] = [
+    let measures: [(Accuracy, &str); 2] = [
         (|r| r.inferential_accuracy, "Overall accuracy"),
         (|r| r.informed_accuracy, "Informed accuracy"),
     ];
