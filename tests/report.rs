@@ -190,6 +190,45 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
         assert!((0.0..=1.0).contains(&value), "{method}: Voting {value}");
     }
 
+    // Table A5's #Tokens: the script's length per character, the Tokens/player that
+    // `sleuth script stats` prints for the file the games were played from, in every method's row.
+    let (ok, stats, stderr) = sleuth_run(
+        tmp.path(),
+        &["script", "stats", script_path.to_str().unwrap(), "--csv"],
+    );
+    assert!(ok, "sleuth script stats failed: {stderr}");
+    let stats = parse_csv(&stats);
+    let avg = stats[0].iter().position(|h| h == "tokens_avg").unwrap();
+    let per_character: f64 = stats[1][avg].parse().unwrap();
+    assert!(per_character > 100.0, "{per_character}");
+    let (header, rows) = markdown_table(&md, "PLAYER* Table A5");
+    let tokens_col = header
+        .iter()
+        .position(|h| h == "#Tokens")
+        .unwrap_or_else(|| panic!("#Tokens in {header:?}"));
+    assert_eq!(
+        tokens_col, 1,
+        "#Tokens beside the script, as the paper prints it"
+    );
+    let method_col = header.iter().position(|h| h == "Method").unwrap();
+    for method in &methods {
+        let row = rows
+            .iter()
+            .find(|r| &r[method_col] == method)
+            .unwrap_or_else(|| panic!("{method} in Table A5 {rows:?}"));
+        assert_eq!(row[0], "Riverside Inn");
+        assert_eq!(row[tokens_col], format!("{per_character:.0}"), "{method}");
+    }
+    let a5 = parse_csv(&fs::read_to_string(report.join("player_table_a5.csv")).unwrap());
+    let col = a5[0]
+        .iter()
+        .position(|h| h == "tokens_per_character")
+        .expect("tokens_per_character in player_table_a5.csv");
+    for r in &a5[1..] {
+        let v: f64 = r[col].parse().expect("a number");
+        assert!((v - per_character).abs() < 0.01, "{v} vs {per_character}");
+    }
+
     // Every CSV parses into records as wide as its header; A3's has a numeric row per method.
     let csvs: Vec<PathBuf> = fs::read_dir(&report)
         .unwrap()
@@ -391,6 +430,133 @@ fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
         weighted[col("Voting")].split(" ± ").next(),
         cell.split(" ± ").next()
     );
+}
+
+/// ThinkThrice Figure 5 from games played by the binary on two models and two module sets: a bar of
+/// overall and one of informed accuracy per condition, grouped by model, whose CSV values are the
+/// means of what the games recorded, drawn as a PNG that decodes.
+#[test]
+fn figure5_shows_overall_and_informed_accuracy_per_model_and_method() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/night-ferry.toml");
+    let run_dir = tmp.path().join("run");
+    // (model, modules) → the games' (overall, informed) accuracy, read from their result.json.
+    let mut recorded: std::collections::BTreeMap<(String, String), Vec<(f64, f64)>> =
+        Default::default();
+    for model in ["sim-a", "sim-b"] {
+        for (modules, method) in [("none", "ThinkThrice No MR"), ("mr", "ThinkThrice MR")] {
+            for seed in ["1", "2"] {
+                let out = run_dir.join(format!("{model}-{modules}-s{seed}"));
+                let (ok, _, stderr) = sleuth_run(
+                    tmp.path(),
+                    &[
+                        "play",
+                        script.to_str().unwrap(),
+                        "--protocol",
+                        "thinkthrice",
+                        "--framework",
+                        "thinkthrice",
+                        "--modules",
+                        modules,
+                        "--model",
+                        model,
+                        "--rounds-before-clues",
+                        "1",
+                        "--rounds-after-clues",
+                        "0",
+                        "--no-initial-questioning",
+                        // The simulated judge scores rationales 1-5, so some answers count as
+                        // informed and the two bars differ.
+                        "--judge-model",
+                        "sim-judge",
+                        "--rationale-threshold",
+                        "3",
+                        "--seed",
+                        seed,
+                        "--out",
+                        out.to_str().unwrap(),
+                    ],
+                );
+                assert!(ok, "sleuth play ({model}, {modules}) failed: {stderr}");
+                let r: serde_json::Value =
+                    serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap())
+                        .unwrap();
+                let overall = r["inferential_accuracy"]
+                    .as_f64()
+                    .expect("overall accuracy");
+                let informed = r["informed_accuracy"].as_f64().expect("informed accuracy");
+                assert!(informed <= overall, "{informed} > {overall}");
+                recorded
+                    .entry((model.to_string(), method.to_string()))
+                    .or_default()
+                    .push((overall, informed));
+            }
+        }
+    }
+    assert!(
+        recorded.values().flatten().any(|&(o, i)| i > 0.0 && i < o),
+        "games whose informed accuracy differs from both 0 and the overall: {recorded:?}"
+    );
+    let (ok, _, stderr) = sleuth_run(tmp.path(), &["report", run_dir.to_str().unwrap()]);
+    assert!(ok, "sleuth report failed: {stderr}");
+    let report = run_dir.join("report");
+    let md = fs::read_to_string(report.join("report.md")).expect("report.md");
+    assert!(md.contains("## ThinkThrice Figure 5"), "{md}");
+    assert!(
+        md.contains("(thinkthrice_figure5.png)"),
+        "the PNG is shown: {md}"
+    );
+    let (w, h, colours) = decode_png(&report.join("thinkthrice_figure5.png"));
+    assert!(w > 0 && h > 0 && colours > 2, "{w}×{h}, {colours} colours");
+
+    let csv = parse_csv(&fs::read_to_string(report.join("thinkthrice_figure5.csv")).unwrap());
+    let col = |name: &str| {
+        csv[0]
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {:?}", csv[0]))
+    };
+    let (series, category, mean, games) = (
+        col("series"),
+        col("category"),
+        col("value_mean"),
+        col("games"),
+    );
+    // Every model's methods together, in the report's method order: one group per model.
+    let categories: Vec<&str> = csv[1..]
+        .iter()
+        .filter(|r| r[series] == "Overall accuracy")
+        .map(|r| r[category].as_str())
+        .collect();
+    assert_eq!(
+        categories,
+        [
+            "sim-a · ThinkThrice No MR",
+            "sim-a · ThinkThrice MR",
+            "sim-b · ThinkThrice No MR",
+            "sim-b · ThinkThrice MR",
+        ]
+    );
+    assert_eq!(csv.len() - 1, 8, "two bars per condition: {csv:?}");
+    for ((model, method), values) in &recorded {
+        for (name, pick) in [("Overall accuracy", 0usize), ("Informed accuracy", 1usize)] {
+            let row = csv[1..]
+                .iter()
+                .find(|r| r[series] == name && r[category] == format!("{model} · {method}"))
+                .unwrap_or_else(|| panic!("{name} of {model} · {method} in {csv:?}"));
+            let expected = values
+                .iter()
+                .map(|v| if pick == 0 { v.0 } else { v.1 })
+                .sum::<f64>()
+                / values.len() as f64;
+            let shown: f64 = row[mean].parse().unwrap();
+            assert!(
+                (shown - expected).abs() < 1e-9,
+                "{name} {model} {method}: {shown} vs {expected}"
+            );
+            assert_eq!(row[games], "2");
+        }
+    }
 }
 
 #[test]

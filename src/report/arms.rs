@@ -97,6 +97,9 @@ pub struct LabelPart {
     /// The part naming the protocol (shown only when the report holds several), which a section
     /// built from one protocol's games leaves out: its title already names the protocol.
     pub protocol: bool,
+    /// The part naming the model (shown only when the report holds several), which a figure that
+    /// groups conditions by model (ThinkThrice Figure 5) shows once per group instead.
+    pub model: bool,
     pub text: String,
 }
 
@@ -122,6 +125,11 @@ impl ConditionInfo {
     /// and figure, and tables with a protocol column): the label without the protocol.
     pub fn method(&self) -> String {
         self.label_without(&[])
+    }
+
+    /// The method without the model: the name of a condition inside its model's group.
+    pub fn method_without_model(&self) -> String {
+        join_parts(self.parts.iter().filter(|p| !p.protocol && !p.model))
     }
 
     /// The label without the protocol and the given settings (e.g. without rounds and questions per
@@ -422,6 +430,7 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
     let plain = |text: String| LabelPart {
         setting: None,
         protocol: false,
+        model: false,
         text,
     };
     let protocols: BTreeSet<&str> = all.iter().map(|k| k.protocol.as_str()).collect();
@@ -429,6 +438,7 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
         parts.push(LabelPart {
             setting: None,
             protocol: true,
+            model: false,
             text: c.protocol.clone(),
         });
     }
@@ -443,7 +453,10 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
     }
     let models: BTreeSet<&str> = all.iter().map(|k| k.model.as_str()).collect();
     if models.len() > 1 {
-        parts.push(plain(c.model.clone()));
+        parts.push(LabelPart {
+            model: true,
+            ..plain(c.model.clone())
+        });
     }
     let peers: Vec<&&Condition> = all.iter().filter(|k| k.protocol == c.protocol).collect();
     let mut settings: Vec<&(String, String)> = c.settings.iter().collect();
@@ -454,6 +467,7 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
             parts.push(LabelPart {
                 setting: Some(key.clone()),
                 protocol: false,
+                model: false,
                 text: format!("{}={}", setting_name(key), setting_text(value)),
             });
         }

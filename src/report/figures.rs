@@ -5,6 +5,8 @@
 //!   questions per round m (and per method, when several played).
 //! - ThinkThrice Figure 4: civilian win rate and murderer detection accuracy per condition, as bars;
 //!   the same bars for another protocol's games under a title naming the protocol.
+//! - ThinkThrice Figure 5: overall and informed accuracy on inferential questions per condition,
+//!   grouped by model; the same bars for another protocol's games under a title naming the protocol.
 //! - MIRAGE Figure 2: CIC of all clues and of key clues after each iteration.
 //!
 //! Each figure holds the games of one protocol ([`super::papers`]).
@@ -18,7 +20,7 @@ use super::papers::{self, Measures};
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
 use crate::eval::stats::{self, Group, Interval};
-use crate::game::Protocol;
+use crate::game::{GameResult, Protocol};
 
 /// The x axis: numbers, or named categories at 0, 1, 2, …
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +232,99 @@ pub fn votes(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option<Figur
                 .map(|&ci| g.conditions[ci].method())
                 .collect(),
         ),
+        style: Style::Bars,
+        series,
+    })
+}
+
+/// One of a game's inferential accuracies, as Figure 5 plots it.
+type Accuracy = fn(&GameResult) -> Option<f64>;
+
+/// ThinkThrice Figure 5 over every ThinkThrice-protocol condition whose games answered inferential
+/// questions ([`inferential`]).
+pub fn thinkthrice_figure5(g: &Grouping, boot: &Bootstrap) -> Option<Figure> {
+    inferential(g, boot, Protocol::ThinkThrice)
+}
+
+/// Figure 5's bars for one protocol's conditions whose games answered inferential questions: overall
+/// accuracy (the right option) beside informed accuracy (the right option for a reason the judge
+/// accepted), so the gap between the two bars is what a model guessed. The paper compares how much
+/// information an agent gathered (the methods) within one model and the models against each other, so
+/// the categories are grouped by model — every method of one model, then the next — and, with several
+/// models, each category names its model first. Titled by the protocol unless it is ThinkThrice: any
+/// protocol's evaluation asks a script's inferential questions, but only ThinkThrice's games are the
+/// paper's setup.
+pub fn inferential(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option<Figure> {
+    let mut conditions: Vec<usize> = (0..g.conditions.len())
+        .filter(|&ci| {
+            let c = &g.conditions[ci];
+            c.key.protocol == protocol.as_str()
+                && g.results(&c.games)
+                    .any(|r| r.inferential_accuracy.is_some())
+        })
+        .collect();
+    if conditions.is_empty() {
+        return None;
+    }
+    // Stable: within a model the conditions keep the report's method order.
+    conditions.sort_by(|&a, &b| g.conditions[a].key.model.cmp(&g.conditions[b].key.model));
+    let models: std::collections::BTreeSet<&str> = conditions
+        .iter()
+        .map(|&ci| g.conditions[ci].key.model.as_str())
+        .collect();
+    let measures: [(Accuracy, &str); 2] = [
+        (|r| r.inferential_accuracy, "Overall accuracy"),
+        (|r| r.informed_accuracy, "Informed accuracy"),
+    ];
+    let series = measures
+        .into_iter()
+        .map(|(of, name)| Series {
+            name: name.into(),
+            points: conditions
+                .iter()
+                .enumerate()
+                .filter_map(|(x, &ci)| {
+                    let xs: Vec<f64> = g.results(&g.conditions[ci].games).filter_map(of).collect();
+                    Some(Point {
+                        x: x as f64,
+                        value: boot.mean(&xs)?,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let categories = conditions
+        .iter()
+        .map(|&ci| {
+            let c = &g.conditions[ci];
+            if models.len() > 1 {
+                format!("{} · {}", c.key.model, c.method_without_model())
+            } else {
+                c.method_without_model()
+            }
+        })
+        .collect();
+    let grouping = match models.iter().next() {
+        Some(model) if models.len() == 1 => format!("All games ran on {model}."),
+        _ => "Conditions are grouped by model, each named \"model · method\".".to_string(),
+    };
+    let heading = Measures::Inferential.heading(protocol);
+    Some(Figure {
+        id: heading.id,
+        title: heading.title,
+        caption: format!(
+            "Games played under the {protocol} protocol. Overall accuracy: inferential questions \
+             answered with the right option / questions asked, over every agent; informed \
+             accuracy: the right option with a rationale the judge scored at or above the \
+             rationale threshold (result.json's inferential_accuracy and informed_accuracy). Mean \
+             over games per condition (pooled over scripts); whiskers the {} bootstrap interval over \
+             games. {grouping}",
+            super::tables::level_text(boot.level)
+        ),
+        x_label: "Condition".into(),
+        y_label: "Accuracy".into(),
+        y_max: 1.0,
+        x: XAxis::Categories(categories),
         style: Style::Bars,
         series,
     })

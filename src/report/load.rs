@@ -29,17 +29,24 @@ pub struct GameRecord {
     /// rejects unknown fields so that a replay plays exactly what was recorded; a result from an
     /// older or newer sleuth must still be reported). `None` for results without a spec.
     pub script_digest: Option<String>,
+    /// The script's path as the game was given it, `spec.script.path`, read as loosely as the digest:
+    /// what a result does not carry about its script (PLAYER* Table A5's #Tokens, the length of each
+    /// character's script) is read back from there ([`super::scripts`]). `None` for results without a
+    /// spec, and for games played from a script that never was a file.
+    pub script_path: Option<String>,
 }
 
 impl GameRecord {
     /// A record of `result` as read from `path`, its script digest taken from its parsed spec.
     pub fn new(path: PathBuf, result: GameResult, transcript: Option<PathBuf>) -> GameRecord {
         let script_digest = result.spec.as_ref().map(|s| s.script.digest.clone());
+        let script_path = result.spec.as_ref().and_then(|s| s.script.path.clone());
         GameRecord {
             path,
             result,
             transcript,
             script_digest,
+            script_path,
         }
     }
 }
@@ -116,14 +123,16 @@ pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
         source,
     };
     let mut raw: serde_json::Value = serde_json::from_str(&text).map_err(parse_error)?;
-    // The spec is read loosely: only its script digest matters here, and a spec written by another
-    // version of sleuth (a field added or renamed) must not cost the report the whole game.
+    // The spec is read loosely: only its script's digest and path matter here, and a spec written by
+    // another version of sleuth (a field added or renamed) must not cost the report the whole game.
     let spec = raw.as_object_mut().and_then(|o| o.remove("spec"));
-    let script_digest = spec
-        .as_ref()
-        .and_then(|s| s.pointer("/script/digest"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string);
+    let script_field = |name: &str| {
+        spec.as_ref()
+            .and_then(|s| s.pointer(&format!("/script/{name}")))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let (script_digest, script_path) = (script_field("digest"), script_field("path"));
     let mut result: GameResult = serde_json::from_value(raw).map_err(parse_error)?;
     result.spec = spec.and_then(|s| serde_json::from_value(s).ok());
     let transcript = path
@@ -135,6 +144,7 @@ pub fn read_game(path: &Path) -> Result<GameRecord, ReportError> {
         result,
         transcript,
         script_digest,
+        script_path,
     })
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
-//! and Figure 4, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired
+//! and Figures 4 and 5, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired
 //! comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
@@ -22,6 +22,7 @@ mod markdown;
 pub mod metrics;
 pub mod papers;
 pub mod plots;
+pub mod scripts;
 pub mod table;
 pub mod tables;
 
@@ -130,6 +131,8 @@ impl Report {
                 )),
             }
         }
+        let lengths = scripts::ScriptLengths::read(&grouping);
+        notes.extend(lengths.notes(&grouping));
         notes.extend(repeated_seeds(&grouping));
         notes.extend(unknown_protocols(&grouping));
         let b = &bootstrap;
@@ -143,12 +146,15 @@ impl Report {
         for p in per_protocol(papers::Measures::Votes) {
             sections.extend(figures::votes(g, b, p).map(Section::Figure));
         }
+        for p in per_protocol(papers::Measures::Inferential) {
+            sections.extend(figures::inferential(g, b, p).map(Section::Figure));
+        }
         for p in per_protocol(papers::Measures::Choice) {
             sections.extend(tables::choice(g, p).map(Section::Table));
         }
         sections.extend(figures::player_figure7(g, b).map(Section::Figure));
         for p in per_protocol(papers::Measures::Cost) {
-            sections.extend(tables::cost(g, p).map(Section::Table));
+            sections.extend(tables::cost(g, p, &lengths).map(Section::Table));
         }
         let t2 = tables::mirage_table2(g, b, &clues);
         let fig2 = figures::mirage_figure2(g, b, &clues);

@@ -24,6 +24,9 @@ pub enum Measures {
     Choice,
     /// Cost per script and phase (PLAYER* Table A5).
     Cost,
+    /// Overall and informed accuracy on inferential questions, per condition grouped by model
+    /// (ThinkThrice Figure 5). Any protocol's evaluation asks a script's inferential questions.
+    Inferential,
 }
 
 /// A section's file stem and title.
@@ -35,9 +38,10 @@ pub struct Heading {
 
 impl Measures {
     /// Every kind, in report order.
-    pub const ALL: [Measures; 4] = [
+    pub const ALL: [Measures; 5] = [
         Measures::Factual,
         Measures::Votes,
+        Measures::Inferential,
         Measures::Choice,
         Measures::Cost,
     ];
@@ -45,7 +49,7 @@ impl Measures {
     /// The protocol of the paper whose name the section carries.
     pub fn paper_protocol(self) -> Protocol {
         match self {
-            Measures::Factual | Measures::Votes => Protocol::ThinkThrice,
+            Measures::Factual | Measures::Votes | Measures::Inferential => Protocol::ThinkThrice,
             Measures::Choice | Measures::Cost => Protocol::WellPlay,
         }
     }
@@ -72,6 +76,9 @@ impl Measures {
             (Measures::Cost, Protocol::WellPlay) => "player_table_a5",
             (Measures::Cost, Protocol::ThinkThrice) => "thinkthrice_cost",
             (Measures::Cost, Protocol::Mirage) => "mirage_cost",
+            (Measures::Inferential, Protocol::ThinkThrice) => "thinkthrice_figure5",
+            (Measures::Inferential, Protocol::WellPlay) => "wellplay_inferential",
+            (Measures::Inferential, Protocol::Mirage) => "mirage_inferential",
         };
         let (paper_title, what) = match self {
             Measures::Factual => (
@@ -89,6 +96,10 @@ impl Measures {
             Measures::Cost => (
                 "PLAYER* Table A5 — cost per script and phase",
                 "Cost per script and phase",
+            ),
+            Measures::Inferential => (
+                "ThinkThrice Figure 5 — overall and informed accuracy on inferential questions",
+                "Overall and informed accuracy on inferential questions",
             ),
         };
         Heading {

@@ -6,8 +6,9 @@
 //! - PLAYER* Table A3: WellPlay voting and multiple-choice scores per script × method, mean ± std
 //!   over repeats, then per method the weighted mean ± std across scripts (Appendix B.3, over the
 //!   evaluation runs).
-//! - PLAYER* Table A5: cost and tokens per script and phase (gameplay, evaluation), mean per game;
-//!   evaluation per evaluation process as the paper reports it, with the total of every run beside it.
+//! - PLAYER* Table A5: each script's length (#Tokens per character), cost and tokens per script and
+//!   phase (gameplay, evaluation), mean per game; evaluation per evaluation process as the paper
+//!   reports it, with the total of every run beside it.
 //! - MIRAGE Table 2: tokens and requests, Victory, TII (suspicion share), CIC, ICI, SCI and parse
 //!   failures per condition, pooled over scripts as the paper pools Table 11 (means over scripts, CIC
 //!   as counts).
@@ -23,6 +24,7 @@ use super::arms::{script_digest, Arm, ConditionInfo, Grouping};
 use super::clues::Timeline;
 use super::metrics::{self, category, values, Bootstrap, Metric};
 use super::papers::{self, Measures};
+use super::scripts::ScriptLengths;
 use super::table::{Cell, Column, Kind, Table};
 use crate::eval::formulas;
 use crate::eval::stats::{self, Group, RunSummary};
@@ -339,15 +341,16 @@ impl ScriptScores {
     }
 }
 
-/// PLAYER* Table A5: USD, tokens and calls per phase, mean per game, per script × method. The
-/// WellPlay protocol's games only ([`cost`]).
-pub fn player_table_a5(g: &Grouping) -> Option<Table> {
-    cost(g, Protocol::WellPlay)
+/// PLAYER* Table A5: each script's length, then USD, tokens and calls per phase, mean per game, per
+/// script × method. The WellPlay protocol's games only ([`cost`]).
+pub fn player_table_a5(g: &Grouping, lengths: &ScriptLengths) -> Option<Table> {
+    cost(g, Protocol::WellPlay, lengths)
 }
 
 /// Table A5's measures for one protocol's games, titled by the protocol unless it is WellPlay
-/// ([`papers`]).
-pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
+/// ([`papers`]). `lengths` gives the #Tokens column: the paper prints each script's length beside its
+/// cost because the length drives it, so a reader can tell a dear method from a long script.
+pub fn cost(g: &Grouping, protocol: Protocol, lengths: &ScriptLengths) -> Option<Table> {
     let arms: Vec<&Arm> = g
         .arms
         .iter()
@@ -362,6 +365,7 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
         &heading.title,
         vec![
             Column::new("Script", "script", Kind::Text),
+            Column::new("#Tokens", "tokens_per_character", Kind::Number(0)),
             Column::new("Method", "method", Kind::Text),
             Column::new("Games", "games", Kind::Number(0)),
             Column::new("Gameplay USD", "gameplay_usd", Kind::Number(4)),
@@ -393,14 +397,20 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
         ],
     );
     t.note = format!(
-        "Games played under the {protocol} protocol. Mean per game over the arm's repeats; tokens are \
-         prompt + completion tokens. Gameplay is — for a game with no gameplay call (PP and OP outside WellPlay; under WellPlay their gameplay is the final vote). Evaluation \
+        "Games played under the {protocol} protocol. #Tokens is the script's length as PLAYER* \
+         prints it: the tokens of one character's private script averaged over the characters \
+         (`sleuth script stats`' Tokens/player: cl100k, in the language the script was played in), \
+         read from the script file the games' spec names (as given, from the working directory) \
+         when its content digest is still the recorded one; — when it is not (see the notes) or the \
+         games recorded no script file. Mean per game over the arm's repeats; \
+         tokens are prompt + completion tokens. Gameplay is — for a game with no gameplay call (PP and OP outside WellPlay; under WellPlay their gameplay is the final vote). Evaluation \
          USD, tokens and calls are per evaluation process, as PLAYER* reports them: a game's \
          evaluation cost divided by the times it asked its multiple-choice questions \
          (`--eval-repeats`, `choice.repeats` in result.json; 3 by default); the (all runs) columns are \
          the undivided cost of every run. A game that also answered questions asked once (factual, \
          inferential, MIRAGE's judge) cannot be split into runs: its per-process cells are —. The last \
-         rows sum each method's per-script means over scripts, as the paper's Overall row does. USD is \
+         rows sum each method's per-script means over scripts, #Tokens included, as the paper's \
+         Overall row does. USD is \
          priced from the pricing table the games ran with (the simulated model is free). Cacheable \
          prompt % is the mean per game of the share of prompt tokens a provider's prefix cache could \
          serve (prefixes shared with an earlier call of the model in the run, from 1,024 tokens in \
@@ -408,7 +418,8 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
     );
     let scripts: BTreeSet<&str> = arms.iter().map(|a| a.script_label.as_str()).collect();
     let multi_script = scripts.len() > 1;
-    let mut totals: BTreeMap<usize, [Option<f64>; 9]> = BTreeMap::new();
+    // Per condition: #Tokens, then the nine cost cells.
+    let mut totals: BTreeMap<usize, [Option<f64>; 10]> = BTreeMap::new();
     for arm in arms {
         let c = &g.conditions[arm.condition];
         let rs: Vec<&GameResult> = g.results(&arm.games).collect();
@@ -436,14 +447,18 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
         let play = phase(|r| &r.usage_by_phase.gameplay, whole);
         let eval_one = phase(|r| &r.usage_by_phase.evaluation, evaluation_runs);
         let eval_all = phase(|r| &r.usage_by_phase.evaluation, whole);
+        let length = lengths.tokens_per_character(arm);
         let values: Vec<Option<f64>> = play
             .iter()
             .chain(eval_one.iter())
             .chain(eval_all.iter())
             .copied()
             .collect();
-        let total = totals.entry(arm.condition).or_insert([Some(0.0); 9]);
-        for (acc, v) in total.iter_mut().zip(&values) {
+        let total = totals.entry(arm.condition).or_insert([Some(0.0); 10]);
+        for (acc, v) in total
+            .iter_mut()
+            .zip(std::iter::once(&length).chain(&values))
+        {
             *acc = match (*acc, v) {
                 (Some(a), Some(v)) => Some(a + v),
                 _ => None,
@@ -451,6 +466,7 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
         }
         let mut cells = vec![
             Cell::Text(arm.script_label.clone()),
+            Cell::Number(length),
             Cell::Text(c.method()),
             Cell::Number(Some(arm.games.len() as f64)),
         ];
@@ -461,12 +477,14 @@ pub fn cost(g: &Grouping, protocol: Protocol) -> Option<Table> {
     if multi_script {
         for (ci, total) in totals {
             let c = &g.conditions[ci];
+            let [length, costs @ ..] = total;
             let mut cells = vec![
                 Cell::Text("All scripts (sum)".into()),
+                Cell::Number(length),
                 Cell::Text(c.method()),
                 Cell::Number(Some(c.games.len() as f64)),
             ];
-            cells.extend(total.into_iter().map(Cell::Number));
+            cells.extend(costs.into_iter().map(Cell::Number));
             // A share does not add up over scripts.
             cells.push(Cell::Number(None));
             t.push(cells, true);
