@@ -25,6 +25,16 @@ fn sleuth_run(cwd: &Path, args: &[&str]) -> (bool, String, String) {
 }
 
 /// The Markdown table under `## {heading}`: header cells, then each row's cells.
+/// `sleuth play ARGS… --seed SEED --out OUT`, which must succeed, and the game's result.json.
+fn play_result(cwd: &Path, args: &[&str], seed: &str, out: &Path) -> serde_json::Value {
+    let mut all = vec!["play"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--seed", seed, "--out", out.to_str().unwrap()]);
+    let (ok, _, stderr) = sleuth_run(cwd, &all);
+    assert!(ok, "sleuth play {args:?} (seed {seed}) failed: {stderr}");
+    serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+}
+
 fn markdown_table(md: &str, heading: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let start = md
         .find(&format!("## {heading}"))
@@ -353,10 +363,9 @@ fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
     // PLAYER* on these seeds finds one victim's culprit of three and loses: Voting .333, win rate 0.
     for seed in ["2", "3", "4"] {
         let out = run_dir.join(format!("seed-{seed}"));
-        let (ok, _, stderr) = sleuth_run(
+        let r = play_result(
             tmp.path(),
             &[
-                "play",
                 script_path.to_str().unwrap(),
                 "--protocol",
                 "wellplay",
@@ -366,15 +375,10 @@ fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
                 "1",
                 "--eval-repeats",
                 "1",
-                "--seed",
-                seed,
-                "--out",
-                out.to_str().unwrap(),
             ],
+            seed,
+            &out,
         );
-        assert!(ok, "sleuth play (seed {seed}) failed: {stderr}");
-        let r: serde_json::Value =
-            serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
         let m = &r["majority"];
         assert_eq!(m["cases"].as_array().map(Vec::len), Some(3), "{m}");
         let v = m["voting"].as_f64().expect("a per-victim Voting value");
@@ -447,10 +451,9 @@ fn figure5_shows_overall_and_informed_accuracy_per_model_and_method() {
         for (modules, method) in [("none", "ThinkThrice No MR"), ("mr", "ThinkThrice MR")] {
             for seed in ["1", "2"] {
                 let out = run_dir.join(format!("{model}-{modules}-s{seed}"));
-                let (ok, _, stderr) = sleuth_run(
+                let r = play_result(
                     tmp.path(),
                     &[
-                        "play",
                         script.to_str().unwrap(),
                         "--protocol",
                         "thinkthrice",
@@ -471,16 +474,10 @@ fn figure5_shows_overall_and_informed_accuracy_per_model_and_method() {
                         "sim-judge",
                         "--rationale-threshold",
                         "3",
-                        "--seed",
-                        seed,
-                        "--out",
-                        out.to_str().unwrap(),
                     ],
+                    seed,
+                    &out,
                 );
-                assert!(ok, "sleuth play ({model}, {modules}) failed: {stderr}");
-                let r: serde_json::Value =
-                    serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap())
-                        .unwrap();
                 let overall = r["inferential_accuracy"]
                     .as_f64()
                     .expect("overall accuracy");
