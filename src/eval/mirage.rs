@@ -310,7 +310,7 @@ pub(super) fn record(
 /// The parts of a character's script the judge reconstructs one at a time, with their texts, in the
 /// order of MIRAGE's script files: Story, Script (sleuth's timeline, acts and secrets), Relationship,
 /// Performance, Purpose (goals), Ability. A character whose agent played from a summary of its script
-/// (`agent/mirage.rs` summarises the whole script in one text, where the reference summarises each long
+/// (`agent/mirage/summary.rs` summarises the whole script in one text, where the reference summarises each long
 /// part) is scored on what it played from: that summary, reconstructed as one part.
 fn script_parts(c: &Character, summary: Option<String>) -> Vec<(&'static str, String)> {
     if let Some(summary) = summary {
