@@ -80,6 +80,7 @@ async fn layered_gateway(dir: &std::path::Path) -> (Gateway, Ledger) {
         budget: Some(Arc::new(budget)),
         ledger: Some(ledger.clone()),
         shared: None,
+        batch: None,
     })
     .await
     .expect("the gateway starts");

@@ -22,6 +22,10 @@ pub const LLM_FALLBACKS: &str = "sleuth_llm_fallbacks_total";
 pub const LLM_TRUNCATED: &str = "sleuth_llm_truncated_replies_total";
 pub const LLM_PROMPT_CACHE: &str = "sleuth_llm_prompt_cache_tokens_total";
 pub const LLM_SHORTENED: &str = "sleuth_llm_shortened_prompts_total";
+pub const BATCH_LINES: &str = "sleuth_batch_lines_total";
+pub const BATCHES_SUBMITTED: &str = "sleuth_batches_submitted_total";
+pub const BATCH_OPEN: &str = "sleuth_batches_open";
+pub const BATCH_WAITING_GAMES: &str = "sleuth_games_waiting_batch";
 pub const GAMES: &str = "sleuth_games_total";
 pub const GAMES_IN_FLIGHT: &str = "sleuth_games_in_flight";
 pub const STAGE_DURATION: &str = "sleuth_game_stage_duration_seconds";
@@ -70,6 +74,10 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (LLM_TRUNCATED, MetricKind::Counter),
     (LLM_PROMPT_CACHE, MetricKind::Counter),
     (LLM_SHORTENED, MetricKind::Counter),
+    (BATCH_LINES, MetricKind::Counter),
+    (BATCHES_SUBMITTED, MetricKind::Counter),
+    (BATCH_OPEN, MetricKind::Gauge),
+    (BATCH_WAITING_GAMES, MetricKind::Gauge),
     (GAMES, MetricKind::Counter),
     (GAMES_IN_FLIGHT, MetricKind::Gauge),
     (STAGE_DURATION, MetricKind::Histogram),
@@ -170,6 +178,26 @@ pub fn describe() {
         LLM_SHORTENED,
         Unit::Count,
         "Prompts shortened to fit the model's context window (dialogue, then memory chunks left out), by model and purpose."
+    );
+    describe_counter!(
+        BATCH_LINES,
+        Unit::Count,
+        "Evaluation calls through the Batch API, by model and outcome: deferred (queued for a batch), answered, failed (inside a batch: a line error, an expired or failed batch), retried_live, retried_batch."
+    );
+    describe_counter!(
+        BATCHES_SUBMITTED,
+        Unit::Count,
+        "Batches submitted to a provider, by model."
+    );
+    describe_gauge!(
+        BATCH_OPEN,
+        Unit::Count,
+        "Batches submitted and not yet ended (completed, failed, expired or cancelled)."
+    );
+    describe_gauge!(
+        BATCH_WAITING_GAMES,
+        Unit::Count,
+        "Games whose evaluation waits on a batch (state evaluating_batch): rows in the batch journal, no actors."
     );
     describe_gauge!(
         LLM_IN_FLIGHT,

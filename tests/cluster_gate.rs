@@ -80,6 +80,7 @@ async fn worker_gateway(
         budget: None,
         ledger: None,
         shared,
+        batch: None,
     })
     .await
     .expect("a gateway starts")

@@ -51,7 +51,9 @@ const REQUIRED_VARIABLES: &[&str] = &["model", "arm", "phase"];
 /// metric must have one. The endpoint fallbacks and truncated replies are not produced either: only a
 /// server that refuses a setting or ignores the completion limit makes them (`sleuth mock-llm
 /// --dialect llama-cpp`, tested in `tests/structured_fallback.rs`), and the scenario's is OpenAI's;
-/// nor are shortened prompts, which need a model with a small context window (`tests/context_window.rs`).
+/// nor are shortened prompts, which need a model with a small context window (`tests/context_window.rs`),
+/// nor the Batch API's metrics, which need a model with `batch = true` on an endpoint that has it
+/// (`tests/batch_eval.rs` runs that path against mock-llm).
 const NOT_IN_SCENARIO: &[(&str, &[&str])] = &[
     ("sleuth_cluster_workers", &[]),
     ("sleuth_cluster_queue_entries", &["state"]),
@@ -63,6 +65,10 @@ const NOT_IN_SCENARIO: &[(&str, &[&str])] = &[
     ),
     ("sleuth_llm_truncated_replies_total", &["model"]),
     ("sleuth_llm_shortened_prompts_total", &["model", "purpose"]),
+    ("sleuth_batch_lines_total", &["model", "outcome"]),
+    ("sleuth_batches_submitted_total", &["model"]),
+    ("sleuth_batches_open", &[]),
+    ("sleuth_games_waiting_batch", &[]),
 ];
 /// Labels Prometheus attaches to every series of a scrape target: any query may match or group by
 /// them (one target per process, so `instance` tells the workers apart). They are not in a scrape.
@@ -1440,6 +1446,7 @@ async fn restart_a_gateway() {
         budget: None,
         ledger: None,
         shared: None,
+        batch: None,
     });
     let node = sleuth::sweep::node::Node::start(state, "simulated")
         .await

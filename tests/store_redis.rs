@@ -516,6 +516,7 @@ async fn a_redis_backed_cache_sends_more_than_four_lookups_at_once() {
         budget: None,
         ledger: None,
         shared: None,
+        batch: None,
     })
     .await
     .expect("a gateway starts");

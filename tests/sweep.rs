@@ -530,6 +530,7 @@ async fn a_dead_gateway_is_restarted_and_its_callers_never_see_unavailable() {
         budget: None,
         ledger: None,
         shared: None,
+        batch: None,
     });
     let node = sweep::node::Node::start(state, "simulated")
         .await

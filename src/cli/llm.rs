@@ -152,23 +152,63 @@ pub(super) async fn start_gateway(
     provider: SharedProvider,
     pricing: Pricing,
 ) -> Result<Gateway> {
+    start_gateway_with(a, endpoint, provider, pricing, None).await
+}
+
+/// What `sleuth play --batch-eval` adds to a game's gateway: the cache its batch answers land in,
+/// and the batch queue its evaluation calls wait in (with its worker).
+pub(super) struct BatchParts {
+    pub store: Arc<dyn crate::store::Store>,
+    pub queue: Arc<crate::llm::batch::BatchQueue>,
+}
+
+/// [`start_gateway`], with evaluation through batches when `batch` is given (its worker runs for
+/// the rest of the process).
+pub(super) async fn start_gateway_with(
+    a: &LlmArgs,
+    endpoint: &ProviderSpec,
+    provider: SharedProvider,
+    pricing: Pricing,
+    batch: Option<BatchParts>,
+) -> Result<Gateway> {
     let settings = LimitSettings {
         max_concurrency: a.max_concurrency.filter(|&n| n > 0),
         adaptive: !a.fixed_concurrency,
         ..LimitSettings::default()
     }
     .with_endpoint_defaults(&endpoint.name, endpoint.base_url.as_deref());
-    let mut route = Route::new(provider, None);
+    let mut route = Route::new(
+        provider,
+        endpoint.base_url.as_deref().filter(|_| batch.is_some()),
+    );
     route.limits = ModelLimits::new(&a.model(), settings).map(Arc::new);
     route.window = a.context_window;
+    route.batch = batch.is_some();
+    let router = Router::single(route);
+    let (cache, queue) = match batch {
+        Some(b) => {
+            crate::llm::batch::spawn_worker(
+                b.queue.clone(),
+                crate::llm::batch::WorkerParts {
+                    router: router.clone(),
+                    pricing: pricing.clone(),
+                    store: b.store.clone(),
+                    budget: None,
+                },
+            );
+            (Some(b.store), Some(b.queue))
+        }
+        None => (None, None),
+    };
     Ok(Gateway::start_with(GatewayParts {
-        router: Router::single(route),
+        router,
         pricing,
         config: gateway_config(a),
-        cache: None,
+        cache,
         budget: None,
         ledger: None,
         shared: None,
+        batch: queue,
     })
     .await?)
 }

@@ -56,6 +56,15 @@ pub struct MockArgs {
     /// context-length error in the dialect's way.
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// Batch API: milliseconds a batch stays in progress before it is answered.
+    #[arg(long, default_value_t = 0)]
+    pub batch_delay_ms: u64,
+    /// Batch API: probability that a batch line fails (a 500 in the batch's error file).
+    #[arg(long, default_value_t = 0.0)]
+    pub batch_failure_rate: f64,
+    /// Batch API: the first N batches expire with half their lines answered.
+    #[arg(long, default_value_t = 0)]
+    pub batch_expire_first: u64,
 }
 
 /// Serves until ctrl-c.
@@ -76,6 +85,9 @@ pub(super) async fn run(a: MockArgs) -> Result<()> {
         embedding_dims: a.embedding_dims,
         dialect: a.dialect,
         context_window: a.context_window,
+        batch_delay: Duration::from_millis(a.batch_delay_ms),
+        batch_failure_rate: a.batch_failure_rate,
+        batch_expire_first: a.batch_expire_first,
     };
     let models = config.models.clone();
     let server = mockllm::MockServer::start(a.listen, config).await?;

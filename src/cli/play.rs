@@ -125,6 +125,14 @@ pub struct PlayArgs {
     /// Keep the last run's metrics endpoint up this many seconds after the game (for a final scrape).
     #[arg(long, default_value_t = 0, hide = true)]
     pub linger_secs: u64,
+    /// Send the evaluation's calls through the endpoint's Batch API at its discount (openai
+    /// provider): the game waits for each batch, then replays from the cache in --out
+    /// (docs/sweeps.md, *Batch evaluation*).
+    #[arg(long)]
+    pub batch_eval: bool,
+    /// With --batch-eval: seconds between polls of an open batch.
+    #[arg(long, default_value_t = 30.0)]
+    pub batch_poll_secs: f64,
     #[command(flatten)]
     pub llm: LlmArgs,
     /// The flags typed on the command line (not defaulted), filled by [`Cli::parse_args`](super::Cli::parse_args).
@@ -183,8 +191,42 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     if let Some(addr) = a.metrics_addr {
         crate::telemetry::serve_metrics(addr)?;
     }
-    let gateway = llm::start_gateway(&a.llm, &spec.provider, provider, pricing).await?;
-    let result = game::play(script, config, gateway.clone()).await;
+    let (batch, mut ready) = match a.batch_eval {
+        true => {
+            let (b, r) = batch_parts(&a, &spec, &out)?;
+            (Some(b), Some(r))
+        }
+        false => (None, None),
+    };
+    let queue = batch.as_ref().map(|b| b.queue.clone());
+    let gateway = llm::start_gateway_with(&a.llm, &spec.provider, provider, pricing, batch).await?;
+    let result = loop {
+        let Some(queue) = &queue else {
+            break game::play(script.clone(), config.clone(), gateway.clone()).await;
+        };
+        queue.journal().clear_waits(config.game_id.clone()).await?;
+        let played = game::play(script.clone(), config.clone(), gateway.clone()).await;
+        if !queue.journal().waits(config.game_id.clone()).await? {
+            break played;
+        }
+        // Its evaluation waits on a batch: nothing else will join it, so it goes now.
+        eprintln!(
+            "evaluation waits on a batch (polled every {}s)…",
+            a.batch_poll_secs
+        );
+        queue.set_idle(true);
+        let ready = ready
+            .as_mut()
+            .ok_or_else(|| anyhow!("the batch queue has no ready channel"))?;
+        loop {
+            match ready.recv().await {
+                Some(id) if id == config.game_id => break,
+                Some(_) => continue,
+                None => bail!("the batch worker stopped"),
+            }
+        }
+        queue.set_idle(false);
+    };
     if let Some(pb) = &progress {
         pb.finish_and_clear();
     }
@@ -203,6 +245,33 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
         tokio::time::sleep(Duration::from_secs(a.linger_secs)).await;
     }
     Ok(())
+}
+
+/// The cache and batch queue of `sleuth play --batch-eval`, in the game's output directory.
+fn batch_parts(
+    a: &PlayArgs,
+    spec: &GameSpec,
+    out: &Path,
+) -> Result<(llm::BatchParts, crate::llm::batch::ReadyGames)> {
+    if spec.provider.name != "openai" {
+        bail!("--batch-eval needs --provider openai (an endpoint with OpenAI's Batch API)");
+    }
+    if !(a.batch_poll_secs > 0.0 && a.batch_poll_secs.is_finite()) {
+        bail!(
+            "--batch-poll-secs must be a number of seconds > 0, got {}",
+            a.batch_poll_secs
+        );
+    }
+    let store: Arc<dyn crate::store::Store> = Arc::new(crate::store::SqliteStore::open(
+        &out.join(crate::sweep::runner::STORE_FILE),
+    )?);
+    let settings = crate::llm::batch::BatchSettings {
+        poll_every: Duration::from_secs_f64(a.batch_poll_secs),
+        ..Default::default()
+    };
+    let (queue, ready) =
+        crate::llm::batch::BatchQueue::open(&out.join(crate::llm::batch::JOURNAL_FILE), settings)?;
+    Ok((llm::BatchParts { store, queue }, ready))
 }
 
 /// The spec the flags describe, and the script it names. Everything that can be wrong with the

@@ -102,24 +102,46 @@ async fn plan(a: PlanArgs) -> Result<()> {
         "\nestimate (upper bound on completions; {} simulated games measured, see docs/sweeps.md):",
         est.measured
     );
+    let batch = plan.uses_batch();
     println!(
-        "  {:<24} {:>10} {:>14} {:>14} {:>12}",
-        "model", "calls", "prompt tok", "completion ≤", "USD ≤"
+        "  {:<24} {:>10} {:>14} {:>14} {:>12}{}",
+        "model",
+        "calls",
+        "prompt tok",
+        "completion ≤",
+        "USD ≤ live",
+        if batch { "  USD ≤ batch eval" } else { "" }
     );
-    for (m, e) in &est.by_model {
+    let row = |name: &str, e: &sweep::estimate::ModelEstimate| {
         println!(
-            "  {:<24} {:>10} {:>14} {:>14} {:>12.4}",
-            m, e.calls, e.prompt_tokens, e.completion_tokens, e.usd
+            "  {:<24} {:>10} {:>14} {:>14} {:>12.4}{}",
+            name,
+            e.calls,
+            e.prompt_tokens,
+            e.completion_tokens,
+            e.usd,
+            if batch {
+                format!("  {:>17.4}", e.usd_batched)
+            } else {
+                String::new()
+            }
         );
+    };
+    for (m, e) in &est.by_model {
+        row(m, e);
     }
     let t = est.total();
-    println!(
-        "  {:<24} {:>10} {:>14} {:>14} {:>12.4}",
-        "total", t.calls, t.prompt_tokens, t.completion_tokens, t.usd
-    );
+    row("total", &t);
+    if batch {
+        println!(
+            "  evaluation through batches saves ≤ ${:.4} of ${:.4}",
+            t.usd - t.usd_batched,
+            t.usd
+        );
+    }
     let b = plan.sweep.file.budget;
     if let Some(max) = b.max_usd {
-        if t.usd > max {
+        if t.usd_batched > max {
             println!("\nnote: the estimate passes the budget (max_usd = {max}): the sweep will stop when it is spent");
         }
     }

@@ -111,7 +111,20 @@ pub fn plan(req: &SubmitRequest) -> Result<Plan, SweepError> {
             })
             .collect(),
     );
-    Plan::build_from(sweep, &files)
+    let plan = Plan::build_from(sweep, &files)?;
+    // Batch evaluation keeps its journal on the node that runs the sweep; a cluster has none yet.
+    if let Some(name) = plan
+        .used_models()
+        .into_iter()
+        .find(|m| plan.models.get(m).is_some_and(|e| e.batch == Some(true)))
+    {
+        return Err(SweepError::Key {
+            path,
+            key: format!("models.{name}.batch"),
+            message: "batch evaluation runs on one node (`sleuth sweep run`); a cluster does not take it yet (docs/sweeps.md, *Batch evaluation*)".into(),
+        });
+    }
+    Ok(plan)
 }
 
 /// The submission as stored.

@@ -204,6 +204,7 @@ impl Worker {
             budget: None,
             ledger: Some(ledger.clone()),
             shared: Some(limits.clone()),
+            batch: None,
         });
         let node = Node::start(state, provider)
             .await
@@ -237,6 +238,7 @@ impl Worker {
             run: run_id.clone(),
             call_concurrency: file.gateway.game_concurrency,
             transcripts: Some(self.store.clone()),
+            batch: None,
         });
         tracing::info!(%sweep, games = plan.games.len(), "sweep planned");
         Ok(Runtime::Ready(SweepRuntime {
@@ -322,6 +324,22 @@ impl Worker {
             GameOutcome::Done => {
                 self.games_done.fetch_add(1, Ordering::Relaxed);
                 self.report(d, "done", "", "");
+                Settle::Finish
+            }
+            // A cluster refuses sweeps with batch models at submission (its workers have no batch
+            // journal), so nothing here defers a call; were one to, it fails rather than hangs.
+            GameOutcome::Waiting => {
+                let reason =
+                    "evaluation deferred to a batch, which a cluster does not run".to_string();
+                self.report(d, "failed", &reason, "evaluation");
+                self.store
+                    .set_game_state(
+                        &d.game,
+                        GameState::Failed,
+                        Some(reason),
+                        Some("evaluation".into()),
+                    )
+                    .await?;
                 Settle::Finish
             }
             GameOutcome::Unrecorded { reason } => {

@@ -1,6 +1,7 @@
 //! Everything between sleuth and a language model: request types, providers, the gateway, token
 //! counting and pricing.
 
+pub mod batch;
 mod gateway;
 mod openai;
 mod pricing;

@@ -21,7 +21,14 @@ pub struct ModelPrice {
     /// Prompt tokens served from the provider's cache; defaults to the input price.
     pub cached_input: Option<f64>,
     pub output: f64,
+    /// Prices through the provider's batch interface; default [`BATCH_DISCOUNT`] of the live ones.
+    pub batch_input: Option<f64>,
+    pub batch_output: Option<f64>,
 }
+
+/// What a batch costs of the live price when the table does not say: OpenAI's and Anthropic's
+/// batch interfaces both bill half.
+pub const BATCH_DISCOUNT: f64 = 0.5;
 
 /// A pricing table could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +88,8 @@ impl Pricing {
                 ("input", p.input),
                 ("output", p.output),
                 ("cached_input", p.cached_input.unwrap_or(0.0)),
+                ("batch_input", p.batch_input.unwrap_or(0.0)),
+                ("batch_output", p.batch_output.unwrap_or(0.0)),
             ] {
                 if value.is_nan() || value < 0.0 {
                     return Err(PricingError::Negative {
@@ -115,6 +124,23 @@ impl Pricing {
         (fresh as f64 * p.input
             + cached as f64 * p.cached_input.unwrap_or(p.input)
             + u.completion_tokens as f64 * p.output)
+            / 1_000_000.0
+    }
+
+    /// USD for one call's tokens answered in a batch: the table's batch prices, else
+    /// [`BATCH_DISCOUNT`] of the live ones (cached prompt tokens too).
+    pub fn batch_cost(&self, model: &str, u: &TokenUsage) -> f64 {
+        let Some(p) = self.price(model) else {
+            return 0.0;
+        };
+        let input = p.batch_input.unwrap_or(p.input * BATCH_DISCOUNT);
+        let cached_input =
+            p.cached_input.unwrap_or(p.input) * (input / p.input.max(f64::MIN_POSITIVE));
+        let cached = u.cached_tokens.min(u.prompt_tokens);
+        let fresh = u.prompt_tokens - cached;
+        (fresh as f64 * input
+            + cached as f64 * if p.input > 0.0 { cached_input } else { 0.0 }
+            + u.completion_tokens as f64 * p.batch_output.unwrap_or(p.output * BATCH_DISCOUNT))
             / 1_000_000.0
     }
 }

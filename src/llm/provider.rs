@@ -102,6 +102,26 @@ pub trait Provider: Send + Sync {
     fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<u32>> {
         Box::pin(async { None })
     }
+    /// The body `req` would be sent with, for a batch file's line (`llm::batch`); `None` when the
+    /// endpoint has no batch interface (the in-process simulated model).
+    fn batch_body(&self, _req: &ChatRequest) -> Option<serde_json::Value> {
+        None
+    }
+    /// A chat completion from a batch's output file, read as a live reply to a request with
+    /// `max_tokens` would be.
+    fn batch_reply(
+        &self,
+        _max_tokens: u32,
+        _body: serde_json::Value,
+    ) -> Result<ChatResponse, ProviderError> {
+        Err(ProviderError::Decode(
+            "this provider has no batch interface".into(),
+        ))
+    }
+    /// The endpoint's batch interface, if it has one.
+    fn batch_api(&self) -> Option<Arc<dyn crate::llm::batch::BatchEndpoint>> {
+        None
+    }
 }
 
 /// A shared provider.

@@ -14,6 +14,9 @@
 //!   `dimensions` or else [`MockConfig::embedding_dims`] (256 by default; 1,536 to load-test memory at a
 //!   hosted model's size).
 //! - `GET /v1/models` — the configured model names.
+//! - `POST /v1/files`, `GET /v1/files/{id}[/content]`, `POST|GET /v1/batches`, `GET
+//!   /v1/batches/{id}`, `POST /v1/batches/{id}/cancel` — OpenAI's Batch API over the same model, with
+//!   a completion delay, per-line failures and expiry (`batches`).
 //! - `GET /stats` — sleuth's own addition, not OpenAI's: the [`MockStats`] totals as JSON, so a test can
 //!   check that the usage a client accounted is exactly what the server handed out.
 //!
@@ -44,6 +47,7 @@
 //! handlers, `request` the lenient reading of OpenAI request bodies, `faults` the injected faults,
 //! `stats` the totals and `error` OpenAI's error answers.
 
+mod batches;
 mod dialect;
 mod error;
 mod faults;
@@ -105,6 +109,12 @@ pub struct MockConfig {
     /// Prompt plus completion limit, in tokens, a chat request may have; more is refused as a
     /// context-length error in the dialect's way. `None`: no limit.
     pub context_window: Option<u64>,
+    /// Batch API: how long a batch stays `in_progress` before it is answered (`batches.rs`).
+    pub batch_delay: Duration,
+    /// Probability in `0..=1` that a batch line fails (a 500 in the error file).
+    pub batch_failure_rate: f64,
+    /// The first this many batches expire with half their lines answered.
+    pub batch_expire_first: u64,
 }
 
 /// The most dimensions an embedding may have: OpenAI's largest model returns 3,072, and a bound
@@ -130,12 +140,21 @@ impl Default for MockConfig {
             embedding_dims: crate::text::HASHED_DIMS,
             dialect: Dialect::default(),
             context_window: None,
+            batch_delay: Duration::ZERO,
+            batch_failure_rate: 0.0,
+            batch_expire_first: 0,
         }
     }
 }
 
 impl MockConfig {
     fn validate(&self) -> Result<(), MockError> {
+        if !(0.0..=1.0).contains(&self.batch_failure_rate) {
+            return Err(MockError::Config(format!(
+                "batch failure rate must be between 0 and 1, got {}",
+                self.batch_failure_rate
+            )));
+        }
         if !(0.0..=1.0).contains(&self.error_rate) {
             return Err(MockError::Config(format!(
                 "error rate must be between 0 and 1, got {}",
@@ -284,6 +303,7 @@ struct Shared {
     faults: Mutex<ChaCha8Rng>,
     limiter: Option<Semaphore>,
     next_id: AtomicU64,
+    batches: Mutex<batches::BatchState>,
 }
 
 impl Shared {
@@ -293,6 +313,7 @@ impl Shared {
             faults: Mutex::new(ChaCha8Rng::seed_from_u64(config.fault_seed)),
             limiter: config.max_concurrency.map(Semaphore::new),
             next_id: AtomicU64::new(1),
+            batches: Mutex::default(),
             config,
         }
     }

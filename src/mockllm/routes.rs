@@ -29,6 +29,15 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/embeddings", post(embeddings))
         .route("/v1/models", get(list_models))
+        .route("/v1/files", post(super::batches::upload))
+        .route("/v1/files/{id}", get(super::batches::file))
+        .route("/v1/files/{id}/content", get(super::batches::content))
+        .route(
+            "/v1/batches",
+            post(super::batches::create).get(super::batches::list),
+        )
+        .route("/v1/batches/{id}", get(super::batches::retrieve))
+        .route("/v1/batches/{id}/cancel", post(super::batches::cancel))
         .route("/stats", get(stats))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -42,7 +51,20 @@ async fn chat_completions(
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
     let _permit = shared.admit_then_delay().await?;
     let body = body.map_err(ApiError::from_body_rejection)?;
-    let ParsedChat { req, limit } = parse_chat_request(&body, shared.config.dialect)
+    let (answer, usage) = complete(&shared, &body)?;
+    let c = &shared.counters;
+    c.ok.fetch_add(1, Ordering::Relaxed);
+    c.prompt_tokens
+        .fetch_add(usage.prompt_tokens, Ordering::Relaxed);
+    c.completion_tokens
+        .fetch_add(usage.completion_tokens, Ordering::Relaxed);
+    Ok(Json(answer))
+}
+
+/// The simulated model's `chat.completion` for a request body, and its usage: what a live request
+/// and a batch line are both answered with.
+pub(super) fn complete(shared: &Shared, body: &[u8]) -> Result<(Value, TokenUsage), ApiError> {
+    let ParsedChat { req, limit } = parse_chat_request(body, shared.config.dialect)
         .and_then(|p| check_model(&shared.config.models, &p.req.model).map(|()| p))
         .inspect_err(|_| shared.count_refused())?;
     shared.check_context(&req, limit)?;
@@ -86,14 +108,7 @@ async fn chat_completions(
             "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
         },
     });
-
-    let c = &shared.counters;
-    c.ok.fetch_add(1, Ordering::Relaxed);
-    c.prompt_tokens
-        .fetch_add(usage.prompt_tokens, Ordering::Relaxed);
-    c.completion_tokens
-        .fetch_add(usage.completion_tokens, Ordering::Relaxed);
-    Ok(Json(answer))
+    Ok((answer, usage))
 }
 
 /// One output token's log-probability in OpenAI's shape. All of the simulated model's alternatives are

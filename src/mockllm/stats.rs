@@ -25,6 +25,25 @@ pub struct MockStats {
     /// limit, in tokens (cl100k), whether or not it fit.
     #[serde(default)]
     pub max_request_tokens: u64,
+    /// Batch API (`batches.rs`): files uploaded, batches created, expired, lines answered and failed,
+    /// lines answered a second time under a `custom_id` already answered, and the answered lines'
+    /// tokens.
+    #[serde(default)]
+    pub files: u64,
+    #[serde(default)]
+    pub batches: u64,
+    #[serde(default)]
+    pub batches_expired: u64,
+    #[serde(default)]
+    pub batch_lines: u64,
+    #[serde(default)]
+    pub batch_line_failures: u64,
+    #[serde(default)]
+    pub batch_lines_duplicate: u64,
+    #[serde(default)]
+    pub batch_prompt_tokens: u64,
+    #[serde(default)]
+    pub batch_completion_tokens: u64,
 }
 
 /// Live totals; atomics so concurrent requests never contend on a lock for bookkeeping.
@@ -41,6 +60,16 @@ pub(super) struct Counters {
     pub(super) max_request_tokens: AtomicU64,
     /// Chat completions that reached the model so far (the malformed-output fault counts these).
     pub(super) malformed_slots: AtomicU64,
+    pub(super) files: AtomicU64,
+    pub(super) batches: AtomicU64,
+    /// Batches run so far (the first `batch_expire_first` expire).
+    pub(super) batches_run: AtomicU64,
+    pub(super) batches_expired: AtomicU64,
+    pub(super) batch_lines: AtomicU64,
+    pub(super) batch_line_failures: AtomicU64,
+    pub(super) batch_lines_duplicate: AtomicU64,
+    pub(super) batch_prompt_tokens: AtomicU64,
+    pub(super) batch_completion_tokens: AtomicU64,
 }
 
 impl Counters {
@@ -56,6 +85,14 @@ impl Counters {
             malformed: get(&self.malformed),
             refused: get(&self.refused),
             max_request_tokens: get(&self.max_request_tokens),
+            files: get(&self.files),
+            batches: get(&self.batches),
+            batches_expired: get(&self.batches_expired),
+            batch_lines: get(&self.batch_lines),
+            batch_line_failures: get(&self.batch_line_failures),
+            batch_lines_duplicate: get(&self.batch_lines_duplicate),
+            batch_prompt_tokens: get(&self.batch_prompt_tokens),
+            batch_completion_tokens: get(&self.batch_completion_tokens),
         }
     }
 }

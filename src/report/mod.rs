@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod papers;
 pub mod plots;
 pub mod scripts;
+pub mod spend;
 pub mod table;
 pub mod tables;
 
@@ -369,7 +370,10 @@ pub fn generate(
     bootstrap: Bootstrap,
 ) -> Result<(Report, Written), ReportError> {
     let loaded = load(path)?;
-    let report = Report::build(path, loaded, bootstrap);
+    let mut report = Report::build(path, loaded, bootstrap);
+    if let Some(note) = spend::ledger_note(path) {
+        report.notes.push(note);
+    }
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| default_out(path));

@@ -36,6 +36,9 @@ pub enum GameState {
     Failed,
     /// Stopped before the end by Ctrl-C or the budget; the next run continues it from the cache.
     Interrupted,
+    /// Played; its evaluation waits on a batch (`llm::batch`): no actors, a few rows of the run's
+    /// batch journal. Played again from the cache when the batch is back.
+    EvaluatingBatch,
 }
 
 macro_rules! names {
@@ -77,6 +80,7 @@ names!(GameState {
     Done => "done",
     Failed => "failed",
     Interrupted => "interrupted",
+    EvaluatingBatch => "evaluating_batch",
 });
 
 /// How a call in the ledger was served.
@@ -89,12 +93,15 @@ pub enum CallSource {
     Retry,
     /// Served from the cache: no tokens billed, $0.
     Cache,
+    /// Answered in a provider's batch (billed at the batch price).
+    Batch,
 }
 
 names!(CallSource {
     Live => "live",
     Retry => "retry",
     Cache => "cache",
+    Batch => "batch",
 });
 
 /// What a cache entry holds.

@@ -28,7 +28,11 @@ pub struct ModelEstimate {
     pub prompt_tokens: u64,
     /// At each call's `max_tokens` (an upper bound).
     pub completion_tokens: u64,
+    /// Every call at the live price.
     pub usd: f64,
+    /// Evaluation calls of a `batch = true` model at the batch price, the rest live: what the
+    /// sweep pays as configured.
+    pub usd_batched: f64,
 }
 
 /// The whole sweep's estimate.
@@ -49,6 +53,7 @@ impl Estimate {
             t.prompt_tokens += m.prompt_tokens;
             t.completion_tokens += m.completion_tokens;
             t.usd += m.usd;
+            t.usd_batched += m.usd_batched;
         }
         t
     }
@@ -82,7 +87,8 @@ fn structure(spec: &GameSpec) -> GameSpec {
 struct Counted {
     /// role (`civilian`, `murderer`, `judge`) → (calls, prompt tokens, completions). Remote
     /// embeddings are charged to the event being indexed, so they count under its speaker's role.
-    roles: BTreeMap<&'static str, (u64, u64, u64)>,
+    /// Keyed by role and whether the calls are evaluation's (which a batch model batches).
+    roles: BTreeMap<(&'static str, bool), (u64, u64, u64)>,
 }
 
 /// Plays one structure with the simulated model and counts its calls by role.
@@ -131,7 +137,10 @@ async fn measure(
         } else {
             "civilian"
         };
-        let e = counted.roles.entry(role).or_default();
+        let e = counted
+            .roles
+            .entry((role, ev.stage == "evaluation"))
+            .or_default();
         e.0 += u.calls;
         e.1 += u.prompt_tokens;
         e.2 += (u.calls * u64::from(spec.agent.max_tokens)).max(u.completion_tokens);
@@ -189,20 +198,29 @@ pub async fn estimate(plan: &Plan, parallel: usize) -> Result<Estimate, SweepErr
         by_model: BTreeMap::new(),
     };
     for (g, &i) in plan.games.iter().zip(&of_game) {
-        for (role, &(calls, prompt, completion)) in &measured[i].roles {
+        for (&(role, evaluation), &(calls, prompt, completion)) in &measured[i].roles {
             let model = model_of(&g.spec, role);
             let e = out.by_model.entry(model.to_string()).or_default();
             e.calls += calls;
             e.prompt_tokens += prompt;
             e.completion_tokens += completion;
-            e.usd += pricing.cost(
-                model,
-                &TokenUsage {
-                    prompt_tokens: prompt,
-                    completion_tokens: completion,
-                    cached_tokens: 0,
-                },
-            );
+            let tokens = TokenUsage {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                cached_tokens: 0,
+            };
+            let live = pricing.cost(model, &tokens);
+            e.usd += live;
+            let batched = evaluation
+                && plan
+                    .models
+                    .get(model)
+                    .is_some_and(|m| m.batch == Some(true));
+            e.usd_batched += if batched {
+                pricing.batch_cost(model, &tokens)
+            } else {
+                live
+            };
         }
     }
     Ok(out)

@@ -152,6 +152,15 @@ pub struct ModelEntry {
     /// is shortened (`docs/real-models.md`, *Context windows*).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u32>,
+    /// Evaluation calls of this model go through the provider's Batch API at its discount (openai
+    /// provider, cache on; `docs/sweeps.md`, *Batch evaluation*). Play calls stay live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<bool>,
+    /// USD per million tokens through the Batch API; default half the live prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_input_usd_per_mtok: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_output_usd_per_mtok: Option<f64>,
 }
 
 impl ModelEntry {
@@ -162,6 +171,8 @@ impl ModelEntry {
                 input,
                 cached_input: self.cached_input_usd_per_mtok,
                 output,
+                batch_input: self.batch_input_usd_per_mtok,
+                batch_output: self.batch_output_usd_per_mtok,
             }),
             _ => None,
         }
@@ -185,6 +196,70 @@ pub struct EvaluationSettings {
     pub rationale_threshold: Option<u8>,
     /// `hashing`, or `MODEL` of `[models]` for remote embeddings.
     pub embedder: Option<String>,
+}
+
+/// The batching policy of models with `batch = true` (`[batch]`; `llm::batch::BatchSettings`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchFileSettings {
+    /// Flush a model's queued evaluation calls into a batch when this many wait (default 5,000)…
+    pub flush_calls: Option<usize>,
+    /// …or when the oldest has waited this many seconds (default 60).
+    pub flush_secs: Option<f64>,
+    /// Seconds between polls of open batches (default 30).
+    pub poll_secs: Option<f64>,
+    /// Limits of one input file (OpenAI's: 50,000 requests, 200 MB).
+    pub max_file_requests: Option<usize>,
+    pub max_file_mb: Option<f64>,
+    /// A line its batch did not answer: `live` (default) or `batch` (another batch, up to
+    /// `max_attempts`, then live).
+    pub on_failure: Option<crate::llm::batch::OnFailure>,
+    pub max_attempts: Option<u32>,
+}
+
+impl BatchFileSettings {
+    /// The policy, defaults filled in.
+    pub fn settings(&self) -> crate::llm::batch::BatchSettings {
+        let d = crate::llm::batch::BatchSettings::default();
+        let secs = |s: Option<f64>, d: std::time::Duration| {
+            s.map_or(d, std::time::Duration::from_secs_f64)
+        };
+        crate::llm::batch::BatchSettings {
+            flush_calls: self.flush_calls.unwrap_or(d.flush_calls),
+            flush_after: secs(self.flush_secs, d.flush_after),
+            poll_every: secs(self.poll_secs, d.poll_every),
+            max_file_requests: self.max_file_requests.unwrap_or(d.max_file_requests),
+            max_file_bytes: self
+                .max_file_mb
+                .map_or(d.max_file_bytes, |mb| (mb * 1e6) as usize),
+            on_failure: self.on_failure.unwrap_or(d.on_failure),
+            max_attempts: self.max_attempts.unwrap_or(d.max_attempts),
+        }
+    }
+
+    /// The first setting out of its range, as (key, expectation).
+    fn invalid(&self) -> Option<(&'static str, &'static str)> {
+        let positive = |x: Option<f64>| x.is_some_and(|v| !(v > 0.0 && v.is_finite()));
+        if self.flush_calls == Some(0) {
+            return Some(("batch.flush_calls", "must be at least 1"));
+        }
+        if positive(self.flush_secs) {
+            return Some(("batch.flush_secs", "must be a number of seconds > 0"));
+        }
+        if positive(self.poll_secs) {
+            return Some(("batch.poll_secs", "must be a number of seconds > 0"));
+        }
+        if self.max_file_requests == Some(0) {
+            return Some(("batch.max_file_requests", "must be at least 1"));
+        }
+        if positive(self.max_file_mb) {
+            return Some(("batch.max_file_mb", "must be a size in MB > 0"));
+        }
+        if self.max_attempts == Some(0) {
+            return Some(("batch.max_attempts", "must be at least 1"));
+        }
+        None
+    }
 }
 
 /// A budget.
@@ -259,6 +334,9 @@ pub struct SweepFile {
     pub budget: BudgetSettings,
     #[serde(default)]
     pub gateway: GatewaySettings,
+    /// How evaluation calls of `batch = true` models are batched.
+    #[serde(default)]
+    pub batch: BatchFileSettings,
 }
 
 /// A sweep file read from disk, with where it was.
@@ -323,6 +401,29 @@ impl LoadedSweep {
         }
         if file.concurrency == Some(0) {
             return Err(bad("concurrency".into(), "must be at least 1".into()));
+        }
+        if let Some((key, message)) = file.batch.invalid() {
+            return Err(bad(key.into(), message.into()));
+        }
+        for (name, m) in &file.models {
+            if m.batch != Some(true) {
+                continue;
+            }
+            if !file.gateway.cache {
+                return Err(bad(
+                    format!("models.{name}.batch"),
+                    "needs the cache (`gateway.cache = true`): batch answers land in it".into(),
+                ));
+            }
+            if m.provider != "openai" {
+                return Err(bad(
+                    format!("models.{name}.batch"),
+                    format!(
+                        "needs provider `openai` (an endpoint with OpenAI's Batch API), not `{}`",
+                        m.provider
+                    ),
+                ));
+            }
         }
         if file.gateway.game_concurrency == Some(0) {
             return Err(bad(

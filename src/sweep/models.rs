@@ -109,6 +109,7 @@ pub fn gateway_routes(plan: &Plan, timeout: Duration) -> Result<(Router, Pricing
         let mut route = Route::new(provider, base_url.as_deref());
         route.model = entry.model.clone();
         route.window = entry.context_window;
+        route.batch = entry.batch == Some(true);
         // An endpoint sleuth does not know starts at a small adaptive limit (the cluster-wide
         // limits of `limit_settings` keep only what the table says).
         let limits = limits_of(entry).with_endpoint_defaults(&entry.provider, base_url.as_deref());

@@ -128,6 +128,13 @@ impl Plan {
         })
     }
 
+    /// Whether a model the games use sends its evaluation through batches (`batch = true`).
+    pub fn uses_batch(&self) -> bool {
+        self.used_models()
+            .iter()
+            .any(|m| self.models.get(m).is_some_and(|e| e.batch == Some(true)))
+    }
+
     /// The models the games use, each once, in name order.
     pub fn used_models(&self) -> Vec<String> {
         let mut used = std::collections::BTreeSet::new();

@@ -35,6 +35,7 @@ use super::scheduler::{
 use super::SweepError;
 use crate::agent::{AgentError, Prompts};
 use crate::game::{self, GameConfig, GameError};
+use crate::llm::batch::{spawn_worker, BatchQueue, WorkerParts, JOURNAL_FILE};
 use crate::llm::{
     Budget, BudgetLimits, CallScope, Gateway, GatewayConfig, GatewayParts, GatewayState, Ledger,
     LlmError, Spent,
@@ -179,6 +180,8 @@ pub(crate) struct Inner {
     pub(crate) call_concurrency: Option<usize>,
     /// A cluster's store, where the transcript is written with the result (no shared disk).
     pub(crate) transcripts: Option<crate::store::RedisStore>,
+    /// The run's batch queue, when a model's evaluation goes through batches.
+    pub(crate) batch: Option<Arc<BatchQueue>>,
 }
 
 /// Plays the plan's games for the scheduler.
@@ -266,7 +269,23 @@ pub(crate) async fn play_game(inner: Arc<Inner>, index: usize) -> GameOutcome {
     let gateway = inner.gateway.scoped(scope);
     let script = inner.plan.scripts[g.script].script.clone();
     let prompts = (*inner.prompts[index]).clone();
-    match game::play_with_prompts(script, config, gateway, prompts).await {
+    if let Some(b) = &inner.batch {
+        // What the game waited on, it asks for again as it replays.
+        if let Err(e) = b.journal().clear_waits(g.id.clone()).await {
+            return fail(e.to_string());
+        }
+    }
+    let played = game::play_with_prompts(script, config, gateway, prompts).await;
+    if let Some(b) = &inner.batch {
+        // A game that deferred a call has no result yet, whatever its evaluation made of the
+        // missing answer.
+        match b.journal().waits(g.id.clone()).await {
+            Ok(true) => return GameOutcome::Waiting,
+            Ok(false) => {}
+            Err(e) => return fail(e.to_string()),
+        }
+    }
+    match played {
         Ok(mut result) => {
             result.spec = Some(g.spec.clone());
             let json = match serde_json::to_string_pretty(&result) {
@@ -343,18 +362,32 @@ pub async fn run_with(
         .into_iter()
         .map(|g| (g.id, g.state))
         .collect();
-    let queue: VecDeque<usize> = plan
-        .games
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| match states.get(&g.id) {
-            Some(GameState::Done) => false,
-            Some(GameState::Failed) => opts.retry_failed,
-            _ => true,
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let queued = queue.len();
+    // Evaluation through batches: the journal beside the store, opened before anything is queued.
+    let batch = if plan.uses_batch() {
+        let (queue, ready) = BatchQueue::open(&out.join(JOURNAL_FILE), file.batch.settings())
+            .map_err(|e| SweepError::Setup(e.to_string()))?;
+        Some((queue, ready))
+    } else {
+        None
+    };
+    let mut queue: VecDeque<usize> = VecDeque::new();
+    let mut waiting: Vec<usize> = Vec::new();
+    for (i, g) in plan.games.iter().enumerate() {
+        match states.get(&g.id) {
+            Some(GameState::Done) => {}
+            Some(GameState::Failed) if !opts.retry_failed => {}
+            // A game a killed run left waiting goes on waiting (its batches are polled, not sent
+            // again); one whose journal rows are gone is played again.
+            Some(GameState::EvaluatingBatch) => match &batch {
+                Some((q, _)) if q.journal().waits(g.id.clone()).await.unwrap_or(false) => {
+                    waiting.push(i)
+                }
+                _ => queue.push_back(i),
+            },
+            _ => queue.push_back(i),
+        }
+    }
+    let queued = queue.len() + waiting.len();
 
     let run_id = format!(
         "{}-{}",
@@ -396,6 +429,21 @@ pub async fn run_with(
     let config = gateway_config(&file.gateway);
     let (router, pricing) = models::gateway_routes(&plan, config.timeout)?;
     let provider = router.provider_name();
+    let (batch_queue, ready) = match batch {
+        Some((q, r)) => (Some(q), Some(r)),
+        None => (None, None),
+    };
+    let batch_worker = batch_queue.as_ref().map(|q| {
+        spawn_worker(
+            q.clone(),
+            WorkerParts {
+                router: router.clone(),
+                pricing: pricing.clone(),
+                store: store.clone(),
+                budget: budget.clone(),
+            },
+        )
+    });
     // Entries the store does not take during an outage wait beside the sweep's output, and are
     // replayed when it answers again — or by the next run of the sweep.
     let ledger = Ledger::start_with(
@@ -410,6 +458,7 @@ pub async fn run_with(
         budget: budget.clone(),
         ledger: Some(ledger.clone()),
         shared: None,
+        batch: batch_queue.clone(),
     });
     let node = Node::start(state, provider)
         .await
@@ -426,6 +475,7 @@ pub async fn run_with(
         run: run_id.clone(),
         call_concurrency: g.game_concurrency,
         transcripts: None,
+        batch: batch_queue.clone(),
     });
     let (done_tx, done_rx) = oneshot::channel();
     let concurrency = opts.concurrency.or(file.concurrency).unwrap_or(64).max(1);
@@ -440,12 +490,31 @@ pub async fn run_with(
             counters: counters.clone(),
             budget: budget.as_ref().map(|b| b.exhausted()),
             done: done_tx,
+            waiting,
+            batch: batch_queue.clone(),
         },
         node.actor.get_cell(),
     )
     .await
     .map_err(|e| SweepError::Setup(format!("cannot start the scheduler: {e}")))?;
 
+    // Games whose batch calls are back, to the scheduler by plan index.
+    let forward_ready = ready.map(|mut ready| {
+        let sched = scheduler.clone();
+        let index: HashMap<String, usize> = plan
+            .games
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.id.clone(), i))
+            .collect();
+        tokio::spawn(async move {
+            while let Some(id) = ready.recv().await {
+                if let Some(&game) = index.get(&id) {
+                    let _ = sched.send_message(SchedulerMsg::Ready { game });
+                }
+            }
+        })
+    });
     // Stops: from the control channel (Ctrl-C, tests) and from the budget.
     let sched = scheduler.clone();
     let stopper = tokio::spawn(async move {
@@ -486,6 +555,12 @@ pub async fn run_with(
     };
     progress.finish();
     stopper.abort();
+    if let Some(t) = forward_ready {
+        t.abort();
+    }
+    if let Some(t) = batch_worker {
+        t.abort();
+    }
     if let Some(t) = ctrl_c {
         t.abort();
     }
@@ -512,8 +587,12 @@ pub async fn run_with(
         }
         Err(e) => (SweepStatus::Stopped, format!("error: {e}")),
     };
+    let waiting_note = match counts.get(GameState::EvaluatingBatch) {
+        0 => String::new(),
+        n => format!(", {n} evaluating (batch)"),
+    };
     let note = format!(
-        "{outcome}: spent ${:.4} and {} tokens in all; {} done, {} failed, {} interrupted, {} pending",
+        "{outcome}: spent ${:.4} and {} tokens in all; {} done, {} failed, {} interrupted, {} pending{waiting_note}",
         spent.usd,
         spent.tokens,
         counts.get(GameState::Done),

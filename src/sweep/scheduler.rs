@@ -12,7 +12,12 @@
 //! - a game stopped by the **budget** is interrupted, and the scheduler starts no new game from the
 //!   moment the budget is exhausted; games in flight go on until their own calls are refused;
 //! - **Ctrl-C** ([`SchedulerMsg::Stop`]): the first stops new games and lets those in flight finish;
-//!   the second marks those in flight interrupted at once, and the run ends.
+//!   the second marks those in flight interrupted at once, and the run ends;
+//! - a game whose evaluation **waits on a batch** (`llm::batch`) leaves its slot to the next game
+//!   and is remembered by index only; when the batch worker says its calls are back
+//!   ([`SchedulerMsg::Ready`]) it goes to the front of the queue and replays from the cache. The run
+//!   ends when nothing is queued, playing or waiting; while no game plays, the batch queue is told
+//!   it is idle, so what is queued goes out at once.
 //!
 //! Every state change is written to the store by the game's task or here, before the next decision
 //! relies on it.
@@ -37,6 +42,8 @@ pub enum GameOutcome {
         reason: String,
         stage: Option<String>,
     },
+    /// Its evaluation waits on a batch: no result yet, nothing wrong.
+    Waiting,
     /// Its actors crashed.
     Crashed {
         reason: String,
@@ -87,6 +94,8 @@ pub struct Counters {
     pub failed: AtomicU64,
     pub interrupted: AtomicU64,
     pub crashes: AtomicU64,
+    /// Games waiting on a batch now.
+    pub waiting: AtomicU64,
 }
 
 /// Messages to the scheduler.
@@ -97,6 +106,8 @@ pub enum SchedulerMsg {
     Finished { game: usize, outcome: GameOutcome },
     /// Stop starting games; with `now`, also give up on those in flight (marked interrupted).
     Stop { reason: StopReason, now: bool },
+    /// A waiting game's batch calls are back: play it again.
+    Ready { game: usize },
 }
 
 /// What the scheduler starts from.
@@ -112,12 +123,17 @@ pub struct SchedulerArgs {
     pub budget: Option<watch::Receiver<bool>>,
     /// Told how the run ended, once.
     pub done: oneshot::Sender<RunEnd>,
+    /// Games already waiting on a batch when the run starts (a run started over).
+    pub waiting: Vec<usize>,
+    /// The run's batch queue, told when the run is idle.
+    pub batch: Option<Arc<crate::llm::batch::BatchQueue>>,
 }
 
 /// The scheduler's state.
 pub struct SchedulerState {
     args: SchedulerArgs,
     in_flight: std::collections::BTreeSet<usize>,
+    waiting: std::collections::BTreeSet<usize>,
     stopping: Option<StopReason>,
     done: Option<oneshot::Sender<RunEnd>>,
 }
@@ -139,10 +155,16 @@ impl Actor for Scheduler {
             .queued
             .store(args.queue.len() as u64, Ordering::Relaxed);
         let done = Some(std::mem::replace(&mut args.done, oneshot::channel().0));
+        let waiting: std::collections::BTreeSet<usize> =
+            std::mem::take(&mut args.waiting).into_iter().collect();
+        args.counters
+            .waiting
+            .store(waiting.len() as u64, Ordering::Relaxed);
         me.send_message(SchedulerMsg::Fill)?;
         Ok(SchedulerState {
             args,
             in_flight: Default::default(),
+            waiting,
             stopping: None,
             done,
         })
@@ -189,6 +211,16 @@ impl Actor for Scheduler {
                 }
                 fill(&me, st);
             }
+            SchedulerMsg::Ready { game } => {
+                // Ignored unless the game waits: a batch can land while the game that deferred
+                // the call is still playing; its own end asks again.
+                if st.waiting.remove(&game) {
+                    st.args.counters.waiting.fetch_sub(1, Ordering::Relaxed);
+                    st.args.queue.push_front(game);
+                    st.args.counters.queued.fetch_add(1, Ordering::Relaxed);
+                    fill(&me, st);
+                }
+            }
         }
         if st.done.is_none() {
             me.stop(None);
@@ -220,9 +252,13 @@ fn fill(me: &ActorRef<SchedulerMsg>, st: &mut SchedulerState) {
         }
     }
     let idle = st.in_flight.is_empty();
+    if let Some(b) = &st.args.batch {
+        // No game playing and none to start: nothing will add to the batches' queue.
+        b.set_idle(idle && (st.args.queue.is_empty() || st.stopping.is_some()));
+    }
     let end = match st.stopping {
         Some(reason) if idle => Some(RunEnd::Stopped(reason)),
-        None if idle && st.args.queue.is_empty() => Some(RunEnd::Finished),
+        None if idle && st.args.queue.is_empty() && st.waiting.is_empty() => Some(RunEnd::Finished),
         _ => None,
     };
     if let Some(end) = end {
@@ -245,6 +281,24 @@ async fn settle(st: &mut SchedulerState, game: usize, outcome: GameOutcome) {
     match outcome {
         GameOutcome::Done => {
             c.done.fetch_add(1, Ordering::Relaxed);
+        }
+        GameOutcome::Waiting => {
+            write(
+                store
+                    .set_game_state(
+                        &id,
+                        GameState::EvaluatingBatch,
+                        None,
+                        Some("evaluation".into()),
+                    )
+                    .await,
+            );
+            st.waiting.insert(game);
+            c.waiting.fetch_add(1, Ordering::Relaxed);
+            if let Some(b) = &st.args.batch {
+                // Its calls may all be back already.
+                b.nudge();
+            }
         }
         GameOutcome::Unrecorded { reason } => {
             c.failed.fetch_add(1, Ordering::Relaxed);
@@ -388,6 +442,8 @@ mod tests {
                 counters: Arc::default(),
                 budget: None,
                 done: tx,
+                waiting: Vec::new(),
+                batch: None,
             },
         )
         .await

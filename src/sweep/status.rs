@@ -19,6 +19,10 @@ pub struct SweepStatusReport {
     pub runs: Vec<RunRecord>,
     pub games: Vec<GameRow>,
     pub totals: Vec<TotalsRow>,
+    /// The batch journal's counts, when the sweep batches evaluation.
+    pub batch: Option<crate::llm::batch::JournalCounts>,
+    /// What the calls answered in batches would have cost live (the sweep's prices).
+    pub batch_live_usd: f64,
 }
 
 /// Reads the status of the sweep in `dir` (the only one there, or the last one recorded).
@@ -41,19 +45,57 @@ pub async fn status(dir: &Path) -> Result<SweepStatusReport, SweepError> {
         .open(dir.join(LOCK_FILE))
         .ok()
         .is_some_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+    let journal = dir.join(crate::llm::batch::JOURNAL_FILE);
+    let batch = if journal.is_file() {
+        let j = crate::llm::batch::Journal::open(&journal)
+            .map_err(|e| SweepError::Io(e.to_string()))?;
+        Some(
+            j.counts()
+                .await
+                .map_err(|e| SweepError::Io(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let totals = store.totals(&sweep.id).await?;
+    let batch_live_usd = live_price_of_batches(&sweep, &totals);
     Ok(SweepStatusReport {
         runs: store.runs(&sweep.id).await?,
         games: store.games(&sweep.id).await?,
-        totals: store.totals(&sweep.id).await?,
+        totals,
         sweep,
         running,
+        batch,
+        batch_live_usd,
     })
+}
+
+/// What the ledger's batch answers would have cost as live calls, at the prices the sweep's file
+/// gives (its models table over the built-in table): the saving is this less what they cost.
+fn live_price_of_batches(sweep: &SweepRecord, totals: &[TotalsRow]) -> f64 {
+    let pricing = crate::report::spend::sweep_prices(Some(&sweep.text));
+    totals
+        .iter()
+        .filter(|t| t.source == "batch")
+        .map(|t| {
+            pricing.cost(
+                &t.model,
+                &crate::llm::TokenUsage {
+                    prompt_tokens: t.prompt_tokens,
+                    completion_tokens: t.completion_tokens,
+                    cached_tokens: t.cached_tokens,
+                },
+            )
+        })
+        .fold(0.0, |s, c| s + c)
 }
 
 /// Sums of the ledger.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sums {
     pub live: u64,
+    /// Calls answered in a provider's batch (paid, at the batch price).
+    pub batch: u64,
     pub cache: u64,
     pub retries: u64,
     pub prompt: u64,
@@ -67,6 +109,13 @@ impl Sums {
         match t.source.as_str() {
             "live" => {
                 self.live += t.calls;
+                self.prompt += t.prompt_tokens;
+                self.completion += t.completion_tokens;
+                self.cached += t.cached_tokens;
+                self.usd += t.cost_usd;
+            }
+            "batch" => {
+                self.batch += t.calls;
                 self.prompt += t.prompt_tokens;
                 self.completion += t.completion_tokens;
                 self.cached += t.cached_tokens;
@@ -126,9 +175,13 @@ impl SweepStatusReport {
                     .unwrap_or_default()
             );
         }
+        let waiting = match self.count(GameState::EvaluatingBatch) {
+            0 => String::new(),
+            n => format!(" · {n} evaluating (batch)"),
+        };
         let _ = writeln!(
             o,
-            "games: {} · {} done · {} failed · {} running · {} interrupted · {} pending",
+            "games: {} · {} done · {} failed · {} running · {} interrupted · {} pending{waiting}",
             self.games.len(),
             self.count(GameState::Done),
             self.count(GameState::Failed),
@@ -162,17 +215,42 @@ impl SweepStatusReport {
             ),
         };
         let _ = writeln!(o, "spent: ${:.4}{budget}", all.usd);
+        if let Some(b) = &self.batch {
+            let batch_usd: f64 = self
+                .totals
+                .iter()
+                .filter(|t| t.source == "batch")
+                .fold(0.0, |s, t| s + t.cost_usd);
+            let _ = writeln!(
+                o,
+                "batches: {} submitted ({} open) · lines: {} answered, {} waiting ({} queued), {} failed in a batch and retried · {} games waiting",
+                b.batches,
+                b.open_batches,
+                b.answered,
+                b.queued + b.submitted,
+                b.queued,
+                b.line_failures,
+                b.waiting_games,
+            );
+            let _ = writeln!(
+                o,
+                "batch answers: {} calls, ${batch_usd:.4} paid, ${:.4} live — saved ${:.4}",
+                all.batch,
+                self.batch_live_usd,
+                self.batch_live_usd - batch_usd
+            );
+        }
         if !by_model.is_empty() {
             let _ = writeln!(
                 o,
-                "\n{:<24} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10}",
-                "model", "live", "cache", "retries", "prompt", "completion", "USD"
+                "\n{:<24} {:>9} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10}",
+                "model", "live", "batch", "cache", "retries", "prompt", "completion", "USD"
             );
             for (m, x) in &by_model {
                 let _ = writeln!(
                     o,
-                    "{:<24} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10.4}",
-                    m, x.live, x.cache, x.retries, x.prompt, x.completion, x.usd
+                    "{:<24} {:>9} {:>9} {:>9} {:>8} {:>12} {:>12} {:>10.4}",
+                    m, x.live, x.batch, x.cache, x.retries, x.prompt, x.completion, x.usd
                 );
             }
         }

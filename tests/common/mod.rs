@@ -125,6 +125,11 @@ pub struct Mock {
 impl Mock {
     /// Starts a mock on a free port of 127.0.0.1.
     pub fn start() -> Mock {
+        Mock::start_with(MockConfig::default())
+    }
+
+    /// Starts a mock with `config` (faults, batch delays) on a free port of 127.0.0.1.
+    pub fn start_with(config: MockConfig) -> Mock {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -132,7 +137,7 @@ impl Mock {
             .expect("cannot build a tokio runtime");
         let addr: SocketAddr = "127.0.0.1:0".parse().expect("socket address");
         let server = runtime
-            .block_on(MockServer::start(addr, MockConfig::default()))
+            .block_on(MockServer::start(addr, config))
             .expect("cannot start the mock LLM server");
         Mock {
             server: Some(server),
@@ -143,6 +148,11 @@ impl Mock {
     /// The `--base-url` that points the `openai` provider at this server.
     pub fn base_url(&self) -> String {
         self.server().base_url()
+    }
+
+    /// The server's totals so far.
+    pub fn stats(&self) -> sleuth::mockllm::MockStats {
+        self.server().stats()
     }
 
     /// Requests the server has received on its LLM endpoints so far.

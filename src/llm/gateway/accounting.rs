@@ -74,6 +74,19 @@ fn count_tokens(
     }
 }
 
+/// An answer landed from a batch: its tokens under source `batch` and its cost, at the batch price.
+pub fn count_batch_answer(
+    model: &str,
+    tags: &CallTags,
+    scope: &CallScope,
+    tu: TokenUsage,
+    cost: f64,
+) {
+    count_tokens(model, tags, scope, tu, "batch");
+    metrics::counter!(tm::LLM_COST, "model" => model.to_string(), "phase" => tags.phase.as_str(), "framework" => tags.framework.clone(), "arm" => scope.arm.clone())
+        .increment((cost * 1e6).round() as u64);
+}
+
 /// A call served from the cache: its tokens under source `cache`, and a hit; it cost nothing.
 pub(super) fn count_cache_hit(model: &str, tags: &CallTags, scope: &CallScope, tu: TokenUsage) {
     count_tokens(model, tags, scope, tu, "cache");

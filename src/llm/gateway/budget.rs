@@ -170,6 +170,22 @@ impl Budget {
         self.released.notify_waiters();
     }
 
+    /// Adds what was spent without a reservation (a batch's answers, paid when it lands): over a
+    /// limit, the budget is marked exhausted.
+    pub fn charge(&self, actual: Spent) {
+        let over = match self.state.lock() {
+            Ok(mut st) => {
+                st.spent.usd += actual.usd;
+                st.spent.tokens += actual.tokens;
+                Budget::over(&self.limits, st.spent, Spent::default()).is_some()
+            }
+            Err(_) => false,
+        };
+        if over {
+            self.exhausted.send_replace(true);
+        }
+    }
+
     /// What was spent (settled calls, earlier runs included).
     pub fn spent(&self) -> Spent {
         self.state.lock().map(|s| s.spent).unwrap_or_default()

@@ -59,6 +59,13 @@ pub enum LlmError {
         window: u32,
         usage: Usage,
     },
+    /// An evaluation call of a `batch` model was put in a batch instead of being sent: the game
+    /// waits for it without its actors (`llm::batch`). Not a failure of the game.
+    #[error("{purpose}: evaluation call of model `{model}` waits on a batch")]
+    Deferred { purpose: String, model: String },
+    /// The batch journal could not be read or written.
+    #[error("{purpose}: {message}")]
+    Batch { purpose: String, message: String },
 }
 
 impl LlmError {
@@ -72,7 +79,9 @@ impl LlmError {
             LlmError::Unavailable
             | LlmError::UnknownModel(_)
             | LlmError::Budget { .. }
-            | LlmError::Shared { .. } => Usage::default(),
+            | LlmError::Shared { .. }
+            | LlmError::Deferred { .. }
+            | LlmError::Batch { .. } => Usage::default(),
         }
     }
 }

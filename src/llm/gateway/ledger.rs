@@ -82,6 +82,8 @@ pub struct CallTally {
     pub completion_tokens: AtomicU64,
     /// Paid, in micro-dollars.
     pub cost_microusd: AtomicU64,
+    /// Answers landed from batches (their tokens and cost are counted above, at the batch price).
+    pub batch: AtomicU64,
 }
 
 impl CallTally {
@@ -91,9 +93,10 @@ impl CallTally {
             CallSource::Live => &self.live,
             CallSource::Cache => &self.cache,
             CallSource::Retry => &self.retries,
+            CallSource::Batch => &self.batch,
         };
         n.fetch_add(1, Ordering::Relaxed);
-        if e.source == CallSource::Live {
+        if matches!(e.source, CallSource::Live | CallSource::Batch) {
             self.prompt_tokens
                 .fetch_add(e.prompt_tokens, Ordering::Relaxed);
             self.completion_tokens

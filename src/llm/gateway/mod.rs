@@ -38,8 +38,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::Value;
 use tokio::sync::watch;
 
+pub use accounting::count_batch_answer;
 pub use budget::{Budget, BudgetExceeded, BudgetLimits, Reservation, Spent};
-pub use cache::{chat_key, embed_key};
+pub use cache::{chat_key, embed_key, StoredChat};
 pub use error::LlmError;
 pub use ledger::{CallScope, CallTally, Ledger, LedgerOptions};
 pub use limits::{FairSemaphore, LimitSettings, ModelLimits};
@@ -152,6 +153,9 @@ pub struct GatewayParts {
     /// Limits and a budget shared with other processes (a cluster worker's Redis), checked in
     /// addition to the local ones; `None` outside a cluster.
     pub shared: Option<Arc<dyn SharedLimits>>,
+    /// Where evaluation calls of `batch` models wait for a batch (`llm::batch`); `None`: every call
+    /// is live.
+    pub batch: Option<Arc<crate::llm::batch::BatchQueue>>,
 }
 
 /// What every request task shares: the layers of the pipeline, in order.
@@ -163,6 +167,7 @@ pub(crate) struct Shared {
     budget: Option<Arc<Budget>>,
     ledger: Option<Ledger>,
     shared_limits: Option<Arc<dyn SharedLimits>>,
+    batch: Option<Arc<crate::llm::batch::BatchQueue>>,
     /// The prompt prefixes sent, for the cacheable share of each game's prompts.
     prefixes: prefix::PrefixTracker,
 }
@@ -177,6 +182,7 @@ impl Shared {
             budget: parts.budget,
             ledger: parts.ledger,
             shared_limits: parts.shared,
+            batch: parts.batch,
             prefixes: prefix::PrefixTracker::default(),
         })
     }
@@ -298,6 +304,7 @@ impl Gateway {
             budget: None,
             ledger: None,
             shared: None,
+            batch: None,
         })
         .await
     }

@@ -44,8 +44,11 @@ use super::{
     ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, SharedError, SharedReservation,
     SharedSlot, Spent,
 };
+use crate::llm::batch::Deferral;
 use crate::llm::provider::ProviderError;
-use crate::llm::types::{CallTags, ChatRequest, ChatResponse, ResponseSchema, TokenUsage, Usage};
+use crate::llm::types::{
+    CallTags, ChatRequest, ChatResponse, Phase, ResponseSchema, TokenUsage, Usage,
+};
 use crate::store::{CacheKind, CallSource};
 
 /// The scope of calls made without one (a single `sleuth play`): no sweep, no run, no arm.
@@ -200,6 +203,20 @@ async fn answer(
             Lookup::Lead(f) => Some(f),
         },
     };
+    // An evaluation call of a batch model waits for a batch rather than going out now (`llm::batch`).
+    if let (true, Some(batch), Some(f)) = (
+        route.batch && tags.phase == Phase::Evaluation,
+        &shared.batch,
+        &flight,
+    ) {
+        let key = *f.key();
+        if batch.defer(route, model_id, req, tags, scope, &key).await? == Deferral::Deferred {
+            return Err(LlmError::Deferred {
+                purpose: tags.purpose.clone(),
+                model: req.model.clone(),
+            });
+        }
+    }
     let est = estimate(&shared.pricing, req, prompt_bytes(req));
     let retries_before = usage.retries;
     let outcome = call_provider(shared, route, req, model_id, tags, scope, est, usage).await;

@@ -27,6 +27,8 @@ pub struct Route {
     /// The model's context window as configured (a sweep's models table, `--context-window`); `None`
     /// asks the endpoint once, then the built-in table ([`Route::context_window`]).
     pub window: Option<u32>,
+    /// Evaluation calls go through the provider's batch interface (`llm::batch`).
+    pub batch: bool,
     /// What the endpoint reported, asked on the first call.
     discovered: tokio::sync::OnceCell<Option<u32>>,
 }
@@ -41,6 +43,7 @@ impl Route {
             endpoint,
             limits: None,
             window: None,
+            batch: false,
             discovered: tokio::sync::OnceCell::new(),
         }
     }

@@ -231,6 +231,8 @@ async fn layered(
             input: 1.0,
             cached_input: None,
             output: 1.0,
+            batch_input: None,
+            batch_output: None,
         },
     );
     let ledger = super::Ledger::start(store.clone());
@@ -246,6 +248,7 @@ async fn layered(
         budget,
         ledger: Some(ledger.clone()),
         shared: None,
+        batch: None,
     })
     .await
     .expect("gateway starts");
@@ -349,6 +352,7 @@ async fn concurrent_identical_calls_make_one_live_call() {
         budget: None,
         ledger: None,
         shared: None,
+        batch: None,
     })
     .await
     .expect("gateway");
@@ -396,6 +400,7 @@ async fn a_model_without_a_route_is_an_error() {
         budget: None,
         ledger: None,
         shared: None,
+        batch: None,
     })
     .await
     .expect("gateway");
@@ -477,6 +482,7 @@ async fn limited(
         budget,
         ledger: None,
         shared: None,
+        batch: None,
     })
     .await
     .expect("gateway starts");

@@ -13,6 +13,7 @@
 //! settings and the endpoint's refusals so far say it takes (`dialect`), stepping down once on a
 //! refusal that names the setting — within the same attempt, so a fallback never spends a retry.
 
+mod batch;
 mod body;
 mod classify;
 mod dialect;
@@ -190,27 +191,7 @@ impl OpenAiProvider {
     }
 
     fn failure(&self, e: OpenAIError) -> Failure {
-        match e {
-            OpenAIError::Boxed(b) => match b.downcast::<HttpStatusError>() {
-                Ok(h) => classify(h.status, h.retry_after, &h.body),
-                Err(other) => Failure::Other(classify_transport(&other.to_string(), self.timeout)),
-            },
-            OpenAIError::Reqwest(r) if r.is_timeout() => {
-                Failure::Other(ProviderError::Timeout(self.timeout))
-            }
-            OpenAIError::Reqwest(r) => {
-                Failure::Other(classify_transport(&r.to_string(), self.timeout))
-            }
-            // Not reached with the service above (it answers every non-2xx itself); kept for safety.
-            OpenAIError::ApiError(a) => Failure::Other(ProviderError::Refused {
-                status: a.status_code.as_u16(),
-                message: a.api_error.message,
-            }),
-            OpenAIError::JSONDeserialize(e, _) => {
-                Failure::Other(ProviderError::Decode(e.to_string()))
-            }
-            other => Failure::Other(ProviderError::Decode(other.to_string())),
-        }
+        failure_of(e, self.timeout)
     }
 
     /// One request of `req` in the settings learnt so far, and the settings it was sent with.
@@ -231,6 +212,61 @@ impl OpenAiProvider {
             .await;
         (sent, mode, limit)
     }
+}
+
+/// What an async-openai error means, for chat and the batch interface alike.
+fn failure_of(e: OpenAIError, timeout: Duration) -> Failure {
+    match e {
+        OpenAIError::Boxed(b) => match b.downcast::<HttpStatusError>() {
+            Ok(h) => classify(h.status, h.retry_after, &h.body),
+            Err(other) => Failure::Other(classify_transport(&other.to_string(), timeout)),
+        },
+        OpenAIError::Reqwest(r) if r.is_timeout() => {
+            Failure::Other(ProviderError::Timeout(timeout))
+        }
+        OpenAIError::Reqwest(r) => Failure::Other(classify_transport(&r.to_string(), timeout)),
+        // Not reached with the service above (it answers every non-2xx itself); kept for safety.
+        OpenAIError::ApiError(a) => Failure::Other(ProviderError::Refused {
+            status: a.status_code.as_u16(),
+            message: a.api_error.message,
+        }),
+        OpenAIError::JSONDeserialize(e, _) => Failure::Other(ProviderError::Decode(e.to_string())),
+        other => Failure::Other(ProviderError::Decode(other.to_string())),
+    }
+}
+
+/// A completion read into sleuth's reply: the first choice, its usage and log-probabilities, cut to
+/// `max_tokens` when the server sent more.
+fn reply_of(
+    resp: body::Completion,
+    model: &str,
+    max_tokens: u32,
+    mut notes: ReplyNotes,
+) -> Result<ChatResponse, ProviderError> {
+    let choice = resp
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| ProviderError::Decode("no choices in response".into()))?;
+    let usage = resp.usage.map(|u| u.tokens());
+    let mut content = choice.message.and_then(|m| m.content).unwrap_or_default();
+    let reported = usage.map(|u| u.completion_tokens);
+    if cut_to_limit(&mut content, reported, max_tokens) {
+        notes.truncated = true;
+        metrics::counter!(tm::LLM_TRUNCATED, "model" => model.to_string()).increment(1);
+        tracing::debug!(
+            model,
+            max_tokens,
+            reported,
+            "reply longer than max_tokens cut to it"
+        );
+    }
+    Ok(ChatResponse {
+        content,
+        usage,
+        logprobs: choice.logprobs.and_then(|l| l.tokens()),
+        notes,
+    })
 }
 
 fn classify_transport(msg: &str, timeout: Duration) -> ProviderError {
@@ -356,26 +392,35 @@ impl Provider for OpenAiProvider {
                 }
                 notes.fallback_requests += 1;
             };
-            let choice = resp
-                .choices
-                .into_iter()
-                .next()
-                .ok_or_else(|| ProviderError::Decode("no choices in response".into()))?;
-            let usage = resp.usage.map(|u| u.tokens());
-            let mut content = choice.message.and_then(|m| m.content).unwrap_or_default();
-            let reported = usage.map(|u| u.completion_tokens);
-            if cut_to_limit(&mut content, reported, req.max_tokens) {
-                notes.truncated = true;
-                metrics::counter!(tm::LLM_TRUNCATED, "model" => req.model.clone()).increment(1);
-                tracing::debug!(model = %req.model, max_tokens = req.max_tokens, reported, "reply longer than max_tokens cut to it");
-            }
-            Ok(ChatResponse {
-                content,
-                usage,
-                logprobs: choice.logprobs.and_then(|l| l.tokens()),
-                notes,
-            })
+            reply_of(resp, &req.model, req.max_tokens, notes)
         })
+    }
+
+    fn batch_body(&self, req: &ChatRequest) -> Option<serde_json::Value> {
+        let body = body::chat_body(req, self.learnt.structured(), self.learnt.token_limit());
+        serde_json::to_value(body).ok()
+    }
+
+    fn batch_reply(
+        &self,
+        max_tokens: u32,
+        body: serde_json::Value,
+    ) -> Result<ChatResponse, ProviderError> {
+        let model = body
+            .get("model")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let resp: body::Completion =
+            serde_json::from_value(body).map_err(|e| ProviderError::Decode(e.to_string()))?;
+        reply_of(resp, &model, max_tokens, ReplyNotes::default())
+    }
+
+    fn batch_api(&self) -> Option<std::sync::Arc<dyn crate::llm::batch::BatchEndpoint>> {
+        Some(std::sync::Arc::new(batch::OpenAiBatch {
+            client: self.client.clone(),
+            timeout: self.timeout,
+        }))
     }
 
     fn embed<'a>(

@@ -104,12 +104,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The states a game can be in, for the per-state sets.
-pub(super) const STATES: [GameState; 5] = [
+pub(super) const STATES: [GameState; 6] = [
     GameState::Pending,
     GameState::Running,
     GameState::Done,
     GameState::Failed,
     GameState::Interrupted,
+    GameState::EvaluatingBatch,
 ];
 
 /// The metrics of a totals group, as named in `{NS}:sweep-totals:<sweep>`.
