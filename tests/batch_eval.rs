@@ -207,6 +207,15 @@ async fn batch_evaluation_matches_live_at_half_the_cost_and_survives_failed_line
         "draft, refine and verify are steps of their own: {j:?}"
     );
     assert_eq!((j.waiting_games, j.open_batches), (0, 0));
+    // What batching saved, as `sweep status` and the report say it.
+    let saved = format!("saved ${:.4}", live_eval_usd - batch_usd);
+    let status = sweep::status::status(&batched.path().join("run"))
+        .await
+        .expect("status")
+        .render();
+    assert!(status.contains(&saved), "{saved} in:\n{status}");
+    let note = sleuth::report::spend::ledger_note(&batched.path().join("run")).expect("a note");
+    assert!(note.contains(&format!("batching {saved}")), "{note}");
     server.shutdown().await;
 
     // Failed lines and an expired batch, retried live (the default): nothing is lost.
@@ -349,4 +358,56 @@ fn a_killed_sweep_polls_its_batches_instead_of_submitting_them_again() {
     let store = SqliteStore::open(&dir.path().join("run/sleuth.db")).expect("store");
     let counts = rt.block_on(store.state_counts(SWEEP)).expect("counts");
     assert_eq!(counts.get(GameState::Done), 1, "{counts:?}");
+}
+
+#[test]
+fn play_with_batch_eval_waits_for_its_batches_and_gets_the_live_result() {
+    let mock = common::Mock::start_with(MockConfig {
+        batch_delay: Duration::from_millis(300),
+        ..MockConfig::default()
+    });
+    let dir = tempfile::tempdir().expect("dir");
+    let play = |out: &str, batch: bool| {
+        let mut cmd = common::sleuth(dir.path());
+        cmd.arg("play")
+            .arg(common::night_ferry())
+            .args(["--protocol", "wellplay", "--framework", "ocot", "--rounds", "1"])
+            .args(["--eval-repeats", "1", "--judge-model", "sim-1"])
+            .args(["--provider", "openai", "--model", "sim-1", "--api-key-env", "PATH"])
+            .args(["--base-url", &mock.base_url(), "--out", out]);
+        if batch {
+            cmd.args(["--batch-eval", "--batch-poll-secs", "0.1"]);
+        }
+        let out = common::run(&mut cmd, common::CHILD_TIMEOUT);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    play("live", false);
+    let live_requests = mock.requests();
+    let said = play("batched", true);
+    assert!(said.contains("waits on a batch"), "{said}");
+    let stats = mock.stats();
+    assert!(
+        stats.batches >= 2,
+        "answers, then the judge: {}",
+        stats.batches
+    );
+    assert_eq!(stats.batch_lines_duplicate, 0);
+    let read = |d: &str| {
+        let text = std::fs::read_to_string(dir.path().join(d).join("result.json")).expect("result");
+        let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let o = v.as_object_mut().expect("object");
+        o.remove("duration_seconds");
+        o.remove("spec");
+        strip_cacheable(&mut v);
+        v
+    };
+    assert_eq!(read("batched"), read("live"));
+    // Live requests of the batched game: its play only (the evaluation went in batches).
+    let played_live = mock.requests() - live_requests;
+    assert!(played_live > 0 && played_live < live_requests / 2, "{played_live} of {live_requests}");
 }
