@@ -2,8 +2,12 @@
 # Memory per game waiting on a batch (issue 20): a sweep whose evaluation goes through the Batch
 # API against `sleuth mock-llm --batch-delay-ms` long enough that no batch comes back during the
 # measurement. Every game plays, defers its evaluation and waits; the sweep process's resident
-# memory is read when N games wait, for two sizes of N at the same concurrency, and the difference
-# divided by the difference of N is the memory one waiting game holds (the goal: ≤ 16 KiB).
+# memory is read when N games wait, for two sizes of N at the same concurrency: the difference
+# divided by the difference of N is what the process holds per game played and waiting. The same
+# is measured for the same sweep played live to the end (`--linger-secs` keeps the process up):
+# what a process keeps per game played whatever becomes of it (the prefix tracker's hashes, the
+# plan's specs, the allocator). A waiting game's own memory is the difference of the two slopes
+# (the goal: ≤ 16 KiB).
 # Figures and how to read them: docs/performance.md ("Games waiting on a batch").
 #
 #   scripts/bench-batch-wait.sh [--small N] [--large N] [--in-flight G] [--keep]
@@ -58,9 +62,12 @@ for _ in $(seq 100); do
 done
 [[ -n $url ]] || { echo "bench-batch-wait: the mock did not start" >&2; exit 1; }
 
-# measure N → prints "N games waiting: RSS KiB" and sets $rss
+# measure N batch|live → prints "N games waiting|done: RSS KiB" and sets $rss
 measure() {
-    local n=$1 dir="$WORK/g$1"
+    local n=$1 mode=$2 dir="$WORK/$2$1" batch=true want="evaluating (batch)" linger=()
+    if [[ $mode == live ]]; then
+        batch=false want="done" linger=(--linger-secs 3600)
+    fi
     mkdir -p "$dir"
     cat >"$dir/sweep.toml" <<EOF
 name = "wait"
@@ -81,18 +88,18 @@ provider = "openai"
 base_url = "$url"
 model = "sim-1"
 api_key_env = "PATH"
-batch = true
+batch = $batch
 [batch]
 flush_secs = 1
 poll_secs = 3600
 EOF
-    "$BIN" sweep run --quiet "$dir/sweep.toml" >"$dir/out.txt" 2>"$dir/err.txt" &
+    "$BIN" sweep run --quiet "${linger[@]}" "$dir/sweep.toml" >"$dir/out.txt" 2>"$dir/err.txt" &
     sweep_pid=$!
     local start waiting=0
     start=$(date +%s)
     until [[ $waiting == "$n" ]]; do
         sleep 1
-        waiting=$("$BIN" sweep status "$dir/run" 2>/dev/null | grep -o '[0-9]* evaluating (batch)' | grep -o '^[0-9]*' || echo 0)
+        waiting=$("$BIN" sweep status "$dir/run" 2>/dev/null | grep -o "[0-9]* $want" | head -1 | grep -o '^[0-9]*' || echo 0)
         if (( $(date +%s) - start > 1800 )); then
             echo "bench-batch-wait: only $waiting of $n games waiting after 30 min" >&2
             exit 1
@@ -100,15 +107,21 @@ EOF
     done
     sleep 2 # the last game's actors are gone, the allocator settles
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$sweep_pid/status")
-    echo "$n games waiting (played in $(( $(date +%s) - start )) s, $inflight in flight): RSS $rss KiB"
+    echo "$mode: $n games $want (played in $(( $(date +%s) - start )) s, $inflight in flight): RSS $rss KiB"
     kill -9 "$sweep_pid"
     wait "$sweep_pid" 2>/dev/null || true
     sweep_pid=""
 }
 
-measure "$small"
-rss_small=$rss
-measure "$large"
-rss_large=$rss
-per=$(echo "scale=2; ($rss_large - $rss_small) / ($large - $small)" | bc)
-echo "memory per waiting game: $per KiB (($rss_large - $rss_small) KiB / ($large - $small) games)"
+slope() { # slope MODE → prints and sets $per
+    measure "$small" "$1"
+    local a=$rss
+    measure "$large" "$1"
+    per=$(echo "scale=2; ($rss - $a) / ($large - $small)" | bc)
+    echo "$1: $per KiB per game (($rss - $a) KiB / ($large - $small) games)"
+}
+slope batch
+batch_per=$per
+slope live
+live_per=$per
+echo "memory per waiting game: $(echo "scale=2; $batch_per - $live_per" | bc) KiB ($batch_per KiB per game waiting − $live_per KiB per game played live to the end)"
