@@ -20,6 +20,7 @@ mod html;
 pub mod load;
 mod markdown;
 pub mod metrics;
+pub mod mirage;
 pub mod papers;
 pub mod plots;
 pub mod scripts;
@@ -162,6 +163,7 @@ impl Report {
         let paired = tables::paired(g, b);
         sections.extend(t2.map(Section::Table));
         sections.extend(fig2.map(Section::Figure));
+        sections.extend(mirage::sections(g, b, &clues, &mut notes));
         sections.extend(paired.map(Section::Table));
         sections.push(Section::Table(tables::arms(&grouping)));
         Report {
@@ -336,7 +338,7 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         "report.html",
         &html::render(r, &notes, &rendered),
     )?);
-    for id in IDS.into_iter().chain(papers::all_ids()) {
+    for id in IDS.into_iter().chain(papers::all_ids()).chain(mirage::IDS) {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));
             if !files.contains(&stale) && stale.is_file() {

@@ -523,24 +523,52 @@ fn cacheable_percent(rs: &[&GameResult]) -> Option<f64> {
 /// MIRAGE Table 2 per condition, pooled over scripts as the paper pools its per-script Table 11: every
 /// column the mean over scripts of the script's mean per game, CIC the clues investigated over the
 /// clues available of all scripts. The MIRAGE protocol's games only (no other protocol records
-/// Victory or investigations).
+/// Victory or investigations). The paper's rows follow sleuth's ([`super::mirage`]).
 pub fn mirage_table2(
     g: &Grouping,
     boot: &Bootstrap,
     clues: &BTreeMap<usize, Timeline>,
 ) -> Option<Table> {
-    let rows: Vec<&ConditionInfo> = g
+    let rows: Vec<(String, &ConditionInfo)> = g
         .conditions
         .iter()
         .filter(|c| c.key.protocol == Protocol::Mirage.as_str())
+        .map(|c| (c.method(), c))
         .collect();
+    let mut t = mirage_summary(
+        g,
+        boot,
+        clues,
+        ("mirage_table2", "MIRAGE Table 2 — results per simulation"),
+        &rows,
+    )?;
+    super::mirage::append_summaries(
+        &mut t,
+        &super::mirage::published::TABLE2,
+        rows.iter().map(|(_, c)| c.key.model.as_str()),
+    );
+    t.note.push(' ');
+    t.note
+        .push_str(&super::mirage::published_note("MIRAGE Table 2"));
+    Some(t)
+}
+
+/// Table 2's columns for the given conditions, each row labelled as given: Table 2 itself, and
+/// Tables 9 and 10 (the conditions without and with forced exposure).
+pub fn mirage_summary(
+    g: &Grouping,
+    boot: &Bootstrap,
+    clues: &BTreeMap<usize, Timeline>,
+    (id, title): (&'static str, &str),
+    rows: &[(String, &ConditionInfo)],
+) -> Option<Table> {
     if rows.is_empty() {
         return None;
     }
     let pct = Kind::MeanCi(2);
     let mut t = Table::new(
-        "mirage_table2",
-        "MIRAGE Table 2 — results per simulation",
+        id,
+        title,
         vec![
             Column::new("Model", "model", Kind::Text),
             Column::new("Scripts", "scripts", Kind::Number(0)),
@@ -575,7 +603,7 @@ pub fn mirage_table2(
          evaluation.",
         level_text(boot.level)
     );
-    for c in rows {
+    for (label, c) in rows {
         let arms: Vec<&Arm> = c.arms.iter().map(|&ai| &g.arms[ai]).collect();
         // Per script (arm), the values its games measured.
         let per_script = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<Vec<f64>> {
@@ -630,7 +658,7 @@ pub fn mirage_table2(
         let calls = number(&|r| r.usage_by_phase.gameplay.calls as f64);
         t.push(
             vec![
-                Cell::Text(c.method()),
+                Cell::Text(label.clone()),
                 Cell::Number(Some(arms.len() as f64)),
                 Cell::Number(Some(c.games.len() as f64)),
                 Cell::Number(number(&|r| r.usage_by_phase.gameplay.prompt_tokens as f64)),

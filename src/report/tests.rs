@@ -9,6 +9,7 @@ use crate::game::{ChoiceScores, ChoiceTally, GameResult, MirageOutcome, Winner};
 
 mod a3_a5_figure5;
 mod labels;
+mod mirage_tables;
 mod pooling;
 mod published;
 

@@ -1,10 +1,12 @@
 //! The papers' aggregate rows recomputed from their own detail tables with the functions the report
-//! pools with, to the printed precision. The few published numbers each test needs are written here,
-//! with the table they come from; `docs/metrics.md` ("Pooling across scripts") says what these tests
+//! pools with, to the printed precision. MIRAGE's numbers are the report's own published data
+//! (`report::mirage::published`, which the report prints beside its rows); PLAYER*'s few are written
+//! here, with the table they come from; `docs/metrics.md` ("Pooling across scripts") says what these tests
 //! establish and which printed cells no reading reproduces.
 
 use crate::eval::formulas;
 use crate::eval::stats::{self, Group, RunSummary};
+use crate::report::mirage::published as mirage;
 use crate::report::Bootstrap;
 
 /// `x` printed with `decimals` decimals is `printed`.
@@ -29,235 +31,63 @@ fn over_scripts(per_script: &[Option<f64>]) -> f64 {
     mean
 }
 
-/// MIRAGE Table 1, "#Clues", in the order SOC, SOO, SUC, SUO, MOC, MOO, MUC, MUO (Bride in Filial
-/// Dress, The Eastern Star Cruise Ship, Night at the Museum, Li Chuan Strange Talk Book, The Final
-/// Performance of a Big Star, Raging Sea of Rest Life, Article 22 School Rules, Fox Hotel).
-const MIRAGE_CLUES: [usize; 8] = [39, 42, 82, 14, 17, 27, 17, 46];
+/// MIRAGE Table 1, "#Clues", in its order (SOC … MUO): the published data the report prints.
+fn mirage_clues() -> Vec<usize> {
+    mirage::TABLE1.iter().map(|r| r.clues).collect()
+}
 
-/// A row of MIRAGE Table 11: Env tokens, Envs, User tokens, Users, Victory, TII ("/" for MOC, whose
-/// two characters got no TII), CIC, ICI, SCI.
+/// A row of MIRAGE Table 11 as the tests below read it: Env tokens, Envs, User tokens, Users, Victory,
+/// TII ("/" for MOC, whose two characters got no TII), CIC, ICI, SCI.
 type Row = (f64, f64, f64, f64, f64, Option<f64>, f64, f64, f64);
 
-/// MIRAGE Table 11, GPT-3.5, scripts in [`MIRAGE_CLUES`] order.
-const GPT35: [Row; 8] = [
-    (
-        2_445_957.0,
-        583.0,
-        97_207.0,
-        436.0,
-        14.29,
-        Some(46.64),
-        0.00,
-        67.75,
-        49.57,
-    ),
-    (
-        822_801.0,
-        247.0,
-        50_322.0,
-        225.0,
-        100.00,
-        Some(41.33),
-        0.00,
-        66.00,
-        50.15,
-    ),
-    (
-        786_356.0,
-        229.0,
-        48_555.0,
-        228.0,
-        16.67,
-        Some(46.14),
-        7.39,
-        67.92,
-        47.83,
-    ),
-    (
-        1_816_602.0,
-        481.0,
-        70_750.0,
-        311.0,
-        14.29,
-        Some(47.82),
-        0.70,
-        74.82,
-        51.99,
-    ),
-    (
-        4_697_659.0,
-        2_098.0,
-        270_767.0,
-        1_368.0,
-        14.29,
-        None,
-        5.99,
-        74.38,
-        45.32,
-    ),
-    (
-        2_092_848.0,
-        603.0,
-        87_001.0,
-        412.0,
-        20.00,
-        Some(43.29),
-        6.69,
-        69.58,
-        49.38,
-    ),
-    (
-        5_426_886.0,
-        1_871.0,
-        226_773.0,
-        1_135.0,
-        20.00,
-        Some(52.44),
-        3.52,
-        65.89,
-        46.63,
-    ),
-    (
-        3_670_053.0,
-        953.0,
-        119_647.0,
-        528.0,
-        33.33,
-        Some(52.23),
-        3.17,
-        74.11,
-        51.97,
-    ),
-];
+/// MIRAGE Table 11's rows of one model (its place in `TABLE11_MODELS`), scripts in Table 1 order.
+fn table11(model: usize) -> Vec<Row> {
+    mirage::TABLE11
+        .iter()
+        .map(|script| {
+            let s = script[model];
+            (
+                s.env_tokens,
+                s.envs,
+                s.user_tokens,
+                s.users,
+                s.victory,
+                s.tii,
+                s.cic,
+                s.ici,
+                s.sci,
+            )
+        })
+        .collect()
+}
 
-/// MIRAGE Table 11, GPT-4.
-const GPT4: [Row; 8] = [
-    (
-        2_045_321.0,
-        547.0,
-        149_279.0,
-        440.0,
-        12.50,
-        Some(74.95),
-        0.00,
-        70.63,
-        51.02,
-    ),
-    (
-        996_913.0,
-        249.0,
-        70_195.0,
-        217.0,
-        20.00,
-        Some(65.19),
-        1.41,
-        72.50,
-        51.68,
-    ),
-    (
-        1_263_108.0,
-        312.0,
-        87_116.0,
-        262.0,
-        16.67,
-        Some(77.97),
-        1.41,
-        74.17,
-        44.86,
-    ),
-    (
-        1_536_762.0,
-        438.0,
-        104_298.0,
-        313.0,
-        25.00,
-        Some(75.40),
-        0.35,
-        85.54,
-        52.37,
-    ),
-    (
-        3_132_265.0,
-        1_532.0,
-        314_830.0,
-        1_368.0,
-        50.00,
-        None,
-        5.99,
-        79.38,
-        47.26,
-    ),
-    (
-        2_263_805.0,
-        549.0,
-        143_309.0,
-        448.0,
-        33.33,
-        Some(70.98),
-        0.35,
-        72.08,
-        52.47,
-    ),
-    (
-        5_657_543.0,
-        1_633.0,
-        341_862.0,
-        1_127.0,
-        100.00,
-        Some(85.48),
-        4.93,
-        80.36,
-        51.20,
-    ),
-    (
-        2_553_420.0,
-        811.0,
-        166_137.0,
-        520.0,
-        20.00,
-        Some(84.29),
-        4.58,
-        77.68,
-        52.46,
-    ),
-];
+/// MIRAGE Table 2's row of a model: Env tokens, Envs, User tokens, Users, Victory, TII, CIC, ICI, SCI.
+fn table2(model: &str) -> [f64; 9] {
+    let (_, s) = mirage::TABLE2
+        .iter()
+        .find(|(m, _)| *m == model)
+        .expect("a model of Table 2");
+    [
+        s.env_tokens,
+        s.envs,
+        s.user_tokens,
+        s.users,
+        s.victory,
+        s.tii.expect("Table 2 prints every TII"),
+        s.cic,
+        s.ici,
+        s.sci,
+    ]
+}
 
 #[test]
 fn mirage_table2_is_the_mean_over_scripts_of_table11() {
     // MIRAGE Table 2: Env tokens, Envs, User tokens, Users, Victory, TII, CIC, ICI, SCI.
     let published = [
-        (
-            "GPT-3.5",
-            &GPT35,
-            [
-                2_719_895.0,
-                883.0,
-                121_378.0,
-                580.0,
-                29.11,
-                47.13,
-                27.46,
-                70.06,
-                49.10,
-            ],
-        ),
-        (
-            "GPT-4",
-            &GPT4,
-            [
-                2_431_142.0,
-                759.0,
-                172_128.0,
-                587.0,
-                34.69,
-                76.32,
-                19.01,
-                76.54,
-                50.42,
-            ],
-        ),
+        ("GPT-3.5", table11(0), table2("GPT-3.5")),
+        ("GPT-4", table11(1), table2("GPT-4")),
     ];
-    for (model, rows, table2) in published {
+    for (model, rows, table2) in &published {
         let column = |f: fn(&Row) -> Option<f64>| rows.iter().map(f).collect::<Vec<_>>();
         let counts = [
             column(|r| Some(r.0)),
@@ -292,36 +122,19 @@ fn mirage_table2_is_the_mean_over_scripts_of_table11() {
 
 #[test]
 fn mirage_cic_pools_the_clue_counts_of_all_scripts() {
-    // MIRAGE Table 11's CIC column per model (scripts in MIRAGE_CLUES order) and Table 2's CIC.
-    let published = [
-        (
-            "GPT-3.5",
-            [0.00, 0.00, 7.39, 0.70, 5.99, 6.69, 3.52, 3.17],
-            27.46,
-        ),
-        (
-            "GPT-4",
-            [0.00, 1.41, 1.41, 0.35, 5.99, 0.35, 4.93, 4.58],
-            19.01,
-        ),
-        (
-            "GPT-4o",
-            [0.00, 5.99, 4.58, 0.35, 5.99, 6.69, 5.99, 6.34],
-            35.92,
-        ),
-        (
-            "Qwen-2-7B",
-            [0.00, 2.46, 1.06, 1.41, 5.99, 2.11, 2.11, 3.52],
-            18.66,
-        ),
-        (
-            "GLM-4-9B",
-            [0.00, 3.52, 0.70, 1.06, 5.99, 1.41, 3.52, 3.87],
-            20.07,
-        ),
-    ];
-    let total: usize = MIRAGE_CLUES.iter().sum();
+    // MIRAGE Table 11's CIC column per model (scripts in Table 1 order) and Table 2's CIC.
+    let published: Vec<(&str, Vec<f64>, f64)> = mirage::TABLE11_MODELS
+        .iter()
+        .enumerate()
+        .map(|(i, &model)| {
+            let cic = table11(i).iter().map(|r| r.6).collect();
+            (model, cic, table2(model)[6])
+        })
+        .collect();
+    let clues = mirage_clues();
+    let total: usize = clues.iter().sum();
     assert_eq!(total, 284);
+    assert_eq!(total, mirage::all_clues());
     for (model, per_script, table2) in published {
         // Every per-script entry is a whole number of clues over the dataset's 284: the script's
         // investigations, not its own share (MOC's 5.99 is all 17 of its clues).
@@ -333,17 +146,17 @@ fn mirage_cic_pools_the_clue_counts_of_all_scripts() {
                 k.round() as usize
             })
             .collect();
-        assert!(found.iter().zip(MIRAGE_CLUES).all(|(&k, n)| k <= n));
+        assert!(found.iter().zip(&clues).all(|(&k, &n)| k <= n));
         // The report's CIC: each script's CIC weighted by its clues = Σ found / Σ clues.
         let cic: Vec<Vec<f64>> = found
             .iter()
-            .zip(MIRAGE_CLUES)
-            .map(|(&k, n)| vec![100.0 * k as f64 / n as f64])
+            .zip(&clues)
+            .map(|(&k, &n)| vec![100.0 * k as f64 / n as f64])
             .collect();
         let groups: Vec<Group> = cic
             .iter()
-            .zip(MIRAGE_CLUES)
-            .map(|(values, n)| Group {
+            .zip(&clues)
+            .map(|(values, &n)| Group {
                 values,
                 weight: n as f64,
             })
@@ -367,20 +180,13 @@ fn mirage_cic_pools_the_clue_counts_of_all_scripts() {
 fn mirage_script_tii_is_the_mean_over_characters() {
     // MIRAGE Table 12 (SOC, "Bride in Filial Dress"), TII of the ten characters, and Table 11's SOC
     // TII: the per-script value averages the characters, as a game's does.
-    for (characters, soc) in [
-        (
-            [
-                52.63, 46.67, 48.28, 41.18, 43.48, 53.33, 47.62, 39.51, 48.28, 45.45,
-            ],
-            46.64,
-        ),
-        (
-            [
-                92.31, 61.29, 83.33, 86.67, 70.45, 62.50, 72.50, 63.64, 81.82, 75.00,
-            ],
-            74.95,
-        ),
-    ] {
+    for model in [0, 1] {
+        let characters: Vec<f64> = mirage::CHARACTERS[0]
+            .iter()
+            .filter_map(|c| c.rows[model].tii)
+            .collect();
+        assert_eq!(characters.len(), 10);
+        let soc = mirage::TABLE11[0][model].tii.expect("SOC TII");
         let m = stats::mean(&characters).expect("mean");
         assert!((m - soc).abs() <= 0.01, "{m}");
     }
