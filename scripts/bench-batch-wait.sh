@@ -10,7 +10,7 @@
 # (the goal: ≤ 16 KiB).
 # Figures and how to read them: docs/performance.md ("Games waiting on a batch").
 #
-#   scripts/bench-batch-wait.sh [--small N] [--large N] [--in-flight G] [--keep]
+#   scripts/bench-batch-wait.sh [--small N] [--large N] [--in-flight G] [--flush-calls F] [--keep]
 #
 # Defaults: 100 and 1,000 WellPlay O-CoT games of examples/orchard-press.toml (one round), 50 in
 # flight. Environment: SLEUTH_BIN (default: target/release/sleuth, built first). Never part of the
@@ -20,12 +20,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
-small=100 large=1000 inflight=50 keep=0
+small=100 large=1000 inflight=50 flush=5000 keep=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --small) small=$2; shift ;;
         --large) large=$2; shift ;;
         --in-flight) inflight=$2; shift ;;
+        --flush-calls) flush=$2; shift ;;
         --keep) keep=1 ;;
         -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench-batch-wait: unknown argument '$1'" >&2; exit 2 ;;
@@ -90,6 +91,7 @@ model = "sim-1"
 api_key_env = "PATH"
 batch = $batch
 [batch]
+flush_calls = $flush
 flush_secs = 1
 poll_secs = 3600
 EOF

@@ -2,8 +2,8 @@
 //!
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
-//! and Figures 4 and 5, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired
-//! comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
+//! and Figures 4 and 5, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Tables 2, 3, 9–19 and Figures 2–8
+//! (`mirage`), and paired comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
 //! "—"). The output is `report.md`, a self-contained `report.html`, one CSV per table and figure, and

@@ -133,6 +133,10 @@ pub struct JournalCounts {
 #[derive(Clone)]
 pub struct Journal {
     conn: Arc<Mutex<Connection>>,
+    /// One operation at a time reaches a blocking thread: the connection serves one anyway, and a
+    /// game's evaluation defers hundreds of calls at once — without the gate each would hold a
+    /// blocking thread waiting for the mutex, and tokio would start hundreds of them.
+    gate: Arc<tokio::sync::Semaphore>,
 }
 
 fn db(e: rusqlite::Error) -> BatchError {
@@ -151,6 +155,7 @@ impl Journal {
         conn.execute_batch(SCHEMA).map_err(db)?;
         Ok(Journal {
             conn: Arc::new(Mutex::new(conn)),
+            gate: Arc::new(tokio::sync::Semaphore::new(1)),
         })
     }
 
@@ -160,6 +165,8 @@ impl Journal {
         f: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
     ) -> Result<T, BatchError> {
         let conn = self.conn.clone();
+        // Never closed; without a permit the operation still runs, only unqueued.
+        let _permit = self.gate.acquire().await.ok();
         tokio::task::spawn_blocking(move || {
             let mut c = conn
                 .lock()
