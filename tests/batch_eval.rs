@@ -219,26 +219,8 @@ async fn batch_evaluation_matches_live_at_half_the_cost_and_survives_failed_line
     server.shutdown().await;
 
     // Failed lines and an expired batch, retried live (the default): nothing is lost.
-    let server = mock(MockConfig {
-        batch_failure_rate: 0.2,
-        batch_expire_first: 1,
-        fault_seed: 3,
-        ..MockConfig::default()
-    })
-    .await;
-    let faulty = tempfile::tempdir().expect("dir");
-    run_all(&sweep_file(
-        faulty.path(),
-        &server.base_url(),
-        &both(),
-        true,
-        "",
-    ))
-    .await;
+    let (faulty, t, j, stats) = faulty_run("").await;
     assert_eq!(results(faulty.path()).await, live_results);
-    let t = totals(faulty.path()).await;
-    let j = journal(faulty.path()).await;
-    let stats = server.stats();
     assert_eq!(stats.batches_expired, 1);
     assert!(j.line_failures > 0, "{j:?}");
     assert_eq!(
@@ -256,9 +238,30 @@ async fn batch_evaluation_matches_live_at_half_the_cost_and_survives_failed_line
         live_eval_calls,
         "every evaluation call answered once, in a batch or live"
     );
-    server.shutdown().await;
 
     // The same faults, retried in new batches.
+    let (rebatched, t, j, stats) = faulty_run("on_failure = \"batch\"\nmax_attempts = 4\n").await;
+    assert_eq!(results(rebatched.path()).await, live_results);
+    assert!(j.line_failures > 0);
+    assert_eq!(stats.batch_lines_duplicate, 0);
+    assert_eq!(
+        sum(&t, "evaluation", "batch").0 + sum(&t, "evaluation", "live").0,
+        live_eval_calls
+    );
+    assert_eq!(sum(&t, "evaluation", "live").0, j.live);
+}
+
+/// The batched sweep against a mock that fails a fifth of the lines (seeded) and lets its first
+/// batch expire, with the `[batch]` policy `extra`: its directory, ledger, journal and the mock's
+/// totals.
+async fn faulty_run(
+    extra: &str,
+) -> (
+    tempfile::TempDir,
+    Vec<TotalsRow>,
+    JournalCounts,
+    sleuth::mockllm::MockStats,
+) {
     let server = mock(MockConfig {
         batch_failure_rate: 0.2,
         batch_expire_first: 1,
@@ -266,26 +269,20 @@ async fn batch_evaluation_matches_live_at_half_the_cost_and_survives_failed_line
         ..MockConfig::default()
     })
     .await;
-    let rebatched = tempfile::tempdir().expect("dir");
+    let dir = tempfile::tempdir().expect("dir");
     run_all(&sweep_file(
-        rebatched.path(),
+        dir.path(),
         &server.base_url(),
         &both(),
         true,
-        "on_failure = \"batch\"\nmax_attempts = 4\n",
+        extra,
     ))
     .await;
-    assert_eq!(results(rebatched.path()).await, live_results);
-    let t = totals(rebatched.path()).await;
-    let j = journal(rebatched.path()).await;
-    assert!(j.line_failures > 0);
-    assert_eq!(server.stats().batch_lines_duplicate, 0);
-    assert_eq!(
-        sum(&t, "evaluation", "batch").0 + sum(&t, "evaluation", "live").0,
-        live_eval_calls
-    );
-    assert_eq!(sum(&t, "evaluation", "live").0, j.live);
+    let t = totals(dir.path()).await;
+    let j = journal(dir.path()).await;
+    let stats = server.stats();
     server.shutdown().await;
+    (dir, t, j, stats)
 }
 
 #[test]
