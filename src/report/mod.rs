@@ -2,7 +2,7 @@
 //!
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
-//! and Figures 4 and 5, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired
+//! and Figures 4 and 5, PLAYER* Tables A3, A5 and A6 and Figures 5, 6 and 7, MIRAGE Table 2 and Figure 2, and paired
 //! comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
@@ -22,6 +22,7 @@ mod markdown;
 pub mod metrics;
 pub mod mirage;
 pub mod papers;
+pub mod player;
 pub mod plots;
 pub mod scripts;
 pub mod spend;
@@ -158,6 +159,7 @@ impl Report {
         for p in per_protocol(papers::Measures::Cost) {
             sections.extend(tables::cost(g, p, &lengths).map(Section::Table));
         }
+        sections.extend(player::sections(g, &lengths));
         let t2 = tables::mirage_table2(g, b, &clues);
         let fig2 = figures::mirage_figure2(g, b, &clues);
         let paired = tables::paired(g, b);
@@ -338,7 +340,12 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         "report.html",
         &html::render(r, &notes, &rendered),
     )?);
-    for id in IDS.into_iter().chain(papers::all_ids()).chain(mirage::IDS) {
+    for id in IDS
+        .into_iter()
+        .chain(papers::all_ids())
+        .chain(mirage::IDS)
+        .chain(player::IDS)
+    {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));
             if !files.contains(&stale) && stale.is_file() {
