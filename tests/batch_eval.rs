@@ -371,9 +371,23 @@ fn play_with_batch_eval_waits_for_its_batches_and_gets_the_live_result() {
         let mut cmd = common::sleuth(dir.path());
         cmd.arg("play")
             .arg(common::night_ferry())
-            .args(["--protocol", "wellplay", "--framework", "ocot", "--rounds", "1"])
+            .args([
+                "--protocol",
+                "wellplay",
+                "--framework",
+                "ocot",
+                "--rounds",
+                "1",
+            ])
             .args(["--eval-repeats", "1", "--judge-model", "sim-1"])
-            .args(["--provider", "openai", "--model", "sim-1", "--api-key-env", "PATH"])
+            .args([
+                "--provider",
+                "openai",
+                "--model",
+                "sim-1",
+                "--api-key-env",
+                "PATH",
+            ])
             .args(["--base-url", &mock.base_url(), "--out", out]);
         if batch {
             cmd.args(["--batch-eval", "--batch-poll-secs", "0.1"]);
@@ -409,5 +423,8 @@ fn play_with_batch_eval_waits_for_its_batches_and_gets_the_live_result() {
     assert_eq!(read("batched"), read("live"));
     // Live requests of the batched game: its play only (the evaluation went in batches).
     let played_live = mock.requests() - live_requests;
-    assert!(played_live > 0 && played_live < live_requests / 2, "{played_live} of {live_requests}");
+    assert!(
+        played_live > 0 && played_live < live_requests / 2,
+        "{played_live} of {live_requests}"
+    );
 }
