@@ -12,6 +12,7 @@
 //! Building is separate from writing so the numbers can be tested without touching the disk, and so
 //! the same [`Report`] feeds Markdown, HTML and CSV alike.
 
+pub mod ablation;
 pub mod arms;
 pub mod clues;
 pub mod csv;
@@ -145,6 +146,7 @@ impl Report {
         let per_protocol = |m: papers::Measures| m.protocols().collect::<Vec<_>>();
         for p in per_protocol(papers::Measures::Factual) {
             sections.extend(tables::factual(g, b, p).map(Section::Table));
+            sections.extend(ablation::modules(g, b, p).map(Section::Table));
         }
         for p in per_protocol(papers::Measures::Votes) {
             sections.extend(figures::votes(g, b, p).map(Section::Figure));
@@ -345,6 +347,7 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         .chain(papers::all_ids())
         .chain(mirage::IDS)
         .chain(player::IDS)
+        .chain(ablation::ids())
     {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));
