@@ -2,8 +2,9 @@
 //!
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
-//! and Figures 4 and 5, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Tables 2, 3, 9–19 and Figures 2–8
-//! (`mirage`), and paired comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
+//! and Figures 4 and 5 (Table 4's module ablation for every protocol that runs the modules), PLAYER*
+//! Tables A3, A5 and A6 and Figures 5, 6 and 7, MIRAGE Tables 2, 3, 9–19 and Figures 2–8 (`mirage`),
+//! and paired comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
 //! "—"). The output is `report.md`, a self-contained `report.html`, one CSV per table and figure, and
@@ -12,6 +13,7 @@
 //! Building is separate from writing so the numbers can be tested without touching the disk, and so
 //! the same [`Report`] feeds Markdown, HTML and CSV alike.
 
+pub mod ablation;
 pub mod arms;
 pub mod clues;
 pub mod csv;
@@ -22,6 +24,7 @@ mod markdown;
 pub mod metrics;
 pub mod mirage;
 pub mod papers;
+pub mod player;
 pub mod plots;
 pub mod scripts;
 pub mod spend;
@@ -144,6 +147,7 @@ impl Report {
         let per_protocol = |m: papers::Measures| m.protocols().collect::<Vec<_>>();
         for p in per_protocol(papers::Measures::Factual) {
             sections.extend(tables::factual(g, b, p).map(Section::Table));
+            sections.extend(ablation::modules(g, b, p).map(Section::Table));
         }
         for p in per_protocol(papers::Measures::Votes) {
             sections.extend(figures::votes(g, b, p).map(Section::Figure));
@@ -158,6 +162,7 @@ impl Report {
         for p in per_protocol(papers::Measures::Cost) {
             sections.extend(tables::cost(g, p, &lengths).map(Section::Table));
         }
+        sections.extend(player::sections(g, &lengths));
         let t2 = tables::mirage_table2(g, b, &clues);
         let fig2 = figures::mirage_figure2(g, b, &clues);
         let paired = tables::paired(g, b);
@@ -338,7 +343,13 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         "report.html",
         &html::render(r, &notes, &rendered),
     )?);
-    for id in IDS.into_iter().chain(papers::all_ids()).chain(mirage::IDS) {
+    for id in IDS
+        .into_iter()
+        .chain(papers::all_ids())
+        .chain(mirage::IDS)
+        .chain(player::IDS)
+        .chain(ablation::ids())
+    {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));
             if !files.contains(&stale) && stale.is_file() {

@@ -1,0 +1,37 @@
+//! PLAYER*'s figures and tables beyond Tables A3 and A5 and Figure 7 (which `tables` and `figures`
+//! build):
+//!
+//! - Figures 5 and 6: scores and cost per method, drawn from Table A3's and Table A5's rows
+//!   ([`figures`]);
+//! - Table A6: the overall score per model, when WellPlay conditions differ only by model
+//!   ([`table_a6`]).
+//!
+//! All are built from the WellPlay protocol's games only: they are the paper's setup
+//! (`super::papers` says why other protocols' games never appear under a paper's name).
+
+pub mod figures;
+pub mod table_a6;
+
+use super::arms::Grouping;
+use super::scripts::ScriptLengths;
+use super::tables;
+use super::Section;
+
+/// File stems of every section built here, so a rewrite removes what no longer applies.
+pub const IDS: [&str; 3] = [figures::ID5, figures::ID6, table_a6::ID];
+
+/// Figure 5, Figure 6 and Table A6 as the WellPlay games allow, in report order.
+pub fn sections(g: &Grouping, lengths: &ScriptLengths) -> Vec<Section> {
+    let mut out = Vec::new();
+    let a3 = tables::player_table_a3(g);
+    if let Some(a3) = &a3 {
+        out.extend(figures::figure5(a3).map(Section::Figure));
+    }
+    if let Some(a5) = tables::player_table_a5(g, lengths) {
+        out.extend(figures::figure6(&a5).map(Section::Figure));
+    }
+    if let Some(a3) = &a3 {
+        out.extend(table_a6::table_a6(g, a3).map(Section::Table));
+    }
+    out
+}
