@@ -3,7 +3,8 @@
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
 //! and Figures 4 and 5, PLAYER* Tables A3 and A5 and Figure 7, MIRAGE Table 2 and Figure 2, and paired
-//! comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
+//! comparisons ([`tables`], [`figures`]), and a tournament's ratings ([`tournament`]). A paper's
+//! table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
 //! "—"). The output is `report.md`, a self-contained `report.html`, one CSV per table and figure, and
@@ -27,6 +28,7 @@ pub mod scripts;
 pub mod spend;
 pub mod table;
 pub mod tables;
+pub mod tournament;
 
 #[cfg(test)]
 mod tests;
@@ -165,6 +167,8 @@ impl Report {
         sections.extend(fig2.map(Section::Figure));
         sections.extend(mirage::sections(g, b, &clues, &mut notes));
         sections.extend(paired.map(Section::Table));
+        let tournament = tournament::tables(g, b, &mut notes);
+        sections.extend(tournament.into_iter().map(Section::Table));
         sections.push(Section::Table(tables::arms(&grouping)));
         Report {
             source: source.to_path_buf(),
@@ -338,7 +342,12 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         "report.html",
         &html::render(r, &notes, &rendered),
     )?);
-    for id in IDS.into_iter().chain(papers::all_ids()).chain(mirage::IDS) {
+    for id in IDS
+        .into_iter()
+        .chain(papers::all_ids())
+        .chain(mirage::IDS)
+        .chain(tournament::IDS)
+    {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));
             if !files.contains(&stale) && stale.is_file() {
