@@ -9,6 +9,7 @@ mod evaluator;
 pub mod formulas;
 mod judge;
 mod mirage;
+pub mod rating;
 pub mod rouge;
 pub mod scores;
 pub mod stats;

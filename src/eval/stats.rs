@@ -385,7 +385,7 @@ pub fn paired_difference(
 
 /// Quantile `p` ∈ [0, 1] of an ascending, non-empty slice, linear between order statistics
 /// (Hyndman & Fan type 7): h = (n − 1)p, q = x₍⌊h⌋₎ + (h − ⌊h⌋)(x₍⌊h⌋+1₎ − x₍⌊h⌋₎).
-fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     let last = sorted.len() - 1;
     let h = last as f64 * p.clamp(0.0, 1.0);
     let lo = (h.floor() as usize).min(last);

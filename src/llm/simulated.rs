@@ -21,6 +21,9 @@
 //! that asks for sections in the prompt — by the schema line the prompt's format paragraph carries
 //! ([`SECTIONS_SCHEMA_MARKER`]). The format paragraph is instructions, not the question: it is removed
 //! before the prompt is read, so the query is the paragraph before it.
+//!
+//! A name like `sim-1:0.3` selects a weaker model ([`skill`]): each of its decisions may lapse into a
+//! random one. The default name answers as described above.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -36,6 +39,10 @@ pub use super::sections::{
     parse_sections, sections_schema_line, split_sections, Sections, SECTIONS_SCHEMA_MARKER,
 };
 use crate::text::{self, Bm25};
+
+mod skill;
+pub use skill::skill;
+use skill::Lapses;
 
 /// The model name the simulated provider answers to by default.
 pub const MODEL: &str = "sim-1";
@@ -110,7 +117,8 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
         None => req,
     };
     let prompt = Prompt::parse(read);
-    let mut rng = ChaCha8Rng::from_seed(request_seed(req));
+    let seed = request_seed(req);
+    let mut rng = ChaCha8Rng::from_seed(seed);
     let index = Bm25::new(
         &prompt
             .sentences
@@ -124,6 +132,7 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
         rng: &mut rng,
         temperature: req.temperature.max(0.0) as f64,
         logprobs: Vec::new(),
+        lapses: Lapses::of(&req.model, &seed),
     };
     let budget = u64::from(req.max_tokens.max(1));
     let content = match (&sections, &req.schema) {
@@ -337,9 +346,24 @@ struct Ctx<'a> {
     rng: &'a mut ChaCha8Rng,
     temperature: f64,
     logprobs: Vec<TokenLogprob>,
+    /// A weaker model's lapses (`None` at full skill: no draw is made).
+    lapses: Option<Lapses>,
 }
 
 impl Ctx<'_> {
+    /// When the next decision lapses, a uniform draw from [0, 1) to make it with; `None` when it does
+    /// not (always at full skill).
+    fn lapse(&mut self) -> Option<f64> {
+        let l = self.lapses.as_mut()?;
+        l.lapse().then(|| l.unit())
+    }
+
+    /// A lapse's sentences: up to `k` of the whole context, secrets included, in random order.
+    fn stray(&mut self, k: usize) -> Vec<usize> {
+        let n = self.prompt.sentences.len();
+        self.lapses.as_mut().map_or(Vec::new(), |l| l.pick(n, k))
+    }
+
     fn gumbel(&mut self) -> f64 {
         let u: f64 = self.rng.gen_range(1e-12..1.0);
         -(-u.ln()).ln()
@@ -386,7 +410,11 @@ impl Ctx<'_> {
 
     /// The best-scoring sentences, in rank order, up to the token budget.
     fn free_text(&mut self, query: &str, budget: u64) -> String {
-        let ranked = self.ranked(query);
+        let ranked = if self.lapse().is_some() {
+            self.stray(2)
+        } else {
+            self.ranked(query)
+        };
         let sep = if self.prompt.chinese { "" } else { " " };
         let mut out = String::new();
         let mut used = 0;
@@ -514,10 +542,13 @@ impl Ctx<'_> {
                 }
                 Value::Array(items)
             }
-            "boolean" => {
-                let noise = self.temperature * 0.1 * (self.rng.gen::<f64>() - 0.5);
-                Value::Bool(self.strength(&self.prompt.query.clone()) + noise >= 0.5)
-            }
+            "boolean" => match self.lapse() {
+                Some(u) => Value::Bool(u < 0.5),
+                None => {
+                    let noise = self.temperature * 0.1 * (self.rng.gen::<f64>() - 0.5);
+                    Value::Bool(self.strength(&self.prompt.query.clone()) + noise >= 0.5)
+                }
+            },
             "integer" | "number" => {
                 let lo = schema
                     .get("minimum")
@@ -527,7 +558,7 @@ impl Ctx<'_> {
                     .get("maximum")
                     .and_then(|v| v.as_f64())
                     .unwrap_or(if ty == "integer" { 10.0 } else { 1.0 });
-                let x = lo + (hi - lo) * self.strength(&query);
+                let x = lo + (hi - lo) * self.lapse().unwrap_or_else(|| self.strength(&query));
                 if ty == "integer" {
                     Value::from(x.round() as i64)
                 } else {
@@ -535,7 +566,11 @@ impl Ctx<'_> {
                 }
             }
             _ => {
-                let ranked = self.ranked(&query);
+                let ranked = if self.lapse().is_some() {
+                    self.stray(1)
+                } else {
+                    self.ranked(&query)
+                };
                 let text = match ranked.get(item).or(ranked.first()) {
                     Some(&i) => self.prompt.sentences[i].quote.clone(),
                     None => self.dont_know(),
@@ -592,13 +627,16 @@ impl Ctx<'_> {
             .collect();
         let mut best = 0;
         let mut best_v = f64::MIN;
-        for (i, s) in scores.iter().enumerate() {
+        let n = scores.len();
+        let lapse = self.lapse().map(|u| ((u * n as f64) as usize).min(n - 1));
+        for (i, s) in scores.iter().enumerate().filter(|_| lapse.is_none()) {
             let v = s.2 + self.temperature * 0.3 * self.gumbel() + 1e-9 * self.rng.gen::<f64>();
             if v > best_v {
                 best_v = v;
                 best = i;
             }
         }
+        let best = lapse.unwrap_or(best);
         let (label, text, _) = &scores[best];
         self.logprobs.push(TokenLogprob {
             token: label.clone(),
@@ -612,183 +650,4 @@ impl Ctx<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::llm::types::{Message, ResponseSchema};
-    use serde_json::json;
-
-    fn req(system: &str, user: &str, schema: Option<Value>) -> ChatRequest {
-        ChatRequest {
-            model: MODEL.into(),
-            messages: vec![Message::system(system), Message::user(user)],
-            temperature: 0.8,
-            top_p: 1.0,
-            max_tokens: 60,
-            schema: schema.map(|s| ResponseSchema::json("t", s)),
-            logprobs: false,
-            sample: 1,
-            cache_key: None,
-        }
-    }
-
-    const SCRIPT: &str = "You are Ben.\n### Your script\nAt 10 pm I saw Ada near the brandy decanter. I polished silver all evening. The cook left at 8 pm.\n### Secrets (do not reveal)\nI stole the silver spoon.";
-
-    #[test]
-    fn answers_by_extraction_and_is_deterministic() {
-        let r = req(
-            SCRIPT,
-            "Answer briefly.\n\nQuestion: Who was near the brandy decanter at 10 pm?",
-            None,
-        );
-        let a = respond(&r);
-        assert_eq!(a.content, "At 10 pm I saw Ada near the brandy decanter.");
-        assert_eq!(respond(&r), a);
-        let u = a.usage.expect("simulated model reports usage");
-        assert!(u.prompt_tokens > 20 && u.completion_tokens > 5);
-    }
-
-    #[test]
-    fn never_quotes_hidden_sections_and_says_when_it_does_not_know() {
-        let a = respond(&req(SCRIPT, "Question: What did you steal?", None));
-        assert!(!a.content.contains("spoon"), "{}", a.content);
-        let a = respond(&req(SCRIPT, "Question: Who owns the zeppelin?", None));
-        assert_eq!(a.content, "I don't know.");
-    }
-
-    #[test]
-    fn fills_schemas_with_grounded_values() {
-        let schema = json!({"type": "object", "properties": {
-            "vote": {"type": "string", "enum": ["Ada", "Cook"]},
-            "reason": {"type": "string"},
-            "supported": {"type": "boolean"},
-            "confidence": {"type": "integer", "minimum": 1, "maximum": 5}
-        }, "required": ["vote", "reason", "supported", "confidence"]});
-        let a = respond(&req(
-            SCRIPT,
-            "Question: Who was near the brandy decanter?",
-            Some(schema),
-        ));
-        let v: Value = serde_json::from_str(&a.content).expect("valid JSON");
-        assert_eq!(v["vote"], "Ada");
-        assert!(v["reason"].as_str().is_some_and(|s| s.contains("brandy")));
-        assert_eq!(v["supported"], true);
-        assert!((1..=5).contains(&v["confidence"].as_i64().unwrap_or(0)));
-    }
-
-    #[test]
-    fn does_not_echo_the_question_and_quotes_without_labels() {
-        let sys = "### Memory\n- [host] Please describe your timeline on the day of the incident.\n- [Ben answered Ada] At 9 pm I locked the cellar.";
-        let a = respond(&req(
-            sys,
-            "Question: Please describe your timeline on the day of the incident at 9 pm.",
-            None,
-        ));
-        assert_eq!(a.content, "At 9 pm I locked the cellar.");
-    }
-
-    #[test]
-    fn option_letters_are_chosen_by_their_text() {
-        let schema = json!({"type": "object", "properties": {"answer": {"type": "string", "enum": ["A", "B", "C"]}}});
-        let user = "Options:\nA. The cook\nB. Ada\nC. The gardener\n\nQuestion: Who was near the brandy decanter?";
-        let v: Value =
-            serde_json::from_str(&respond(&req(SCRIPT, user, Some(schema))).content).expect("json");
-        assert_eq!(v["answer"], "B");
-    }
-
-    fn format_paragraph(schema: &Value) -> String {
-        format!(
-            "### Reply format\nWrite ### THOUGHT: then ### RESPONSE: as asked.\n{}",
-            sections_schema_line(schema)
-        )
-    }
-
-    #[test]
-    fn answers_in_sections_when_the_schema_asks_for_them() {
-        let schema = json!({"type": "object", "properties": {
-            "vote": {"type": "string", "enum": ["Ada", "Cook"]},
-            "reason": {"type": "string"}
-        }, "required": ["vote", "reason"]});
-        let mut r = req(
-            SCRIPT,
-            &format!(
-                "Question: Who was near the brandy decanter?\n\n{}",
-                format_paragraph(&schema)
-            ),
-            None,
-        );
-        r.schema = Some(ResponseSchema::sections("vote", schema.clone()));
-        let a = respond(&r);
-        let v = parse_sections(&a.content, &schema).expect("a well-formed two-section reply");
-        assert_eq!(v["vote"], "Ada", "{}", a.content);
-        assert!(v["reason"].as_str().is_some_and(|s| s.contains("brandy")));
-        // The format paragraph is not the question: the THOUGHT is about the decanter.
-        let thought = split_sections(&a.content).expect("splits").thought;
-        assert!(thought.contains("brandy"), "{thought}");
-    }
-
-    #[test]
-    fn reads_the_schema_line_when_no_schema_travels_with_the_request() {
-        // What arrives over HTTP: the format is asked for in the prompt only.
-        let schema = json!({"type": "string"});
-        let r = req(
-            SCRIPT,
-            &format!(
-                "Question: Who was near the brandy decanter at 10 pm?\n\n{}",
-                format_paragraph(&schema)
-            ),
-            None,
-        );
-        let a = respond(&r);
-        let v = parse_sections(&a.content, &schema).expect("two sections");
-        assert!(
-            v.as_str().is_some_and(|s| s.contains("Ada")),
-            "{}",
-            a.content
-        );
-        // Without the schema line it is an ordinary free-text answer.
-        let plain = respond(&req(
-            SCRIPT,
-            "Question: Who was near the brandy decanter at 10 pm?",
-            None,
-        ));
-        assert!(split_sections(&plain.content).is_err(), "{}", plain.content);
-        // A JSON-style schema wins over a stray schema line: the reply is JSON.
-        let object = json!({"type": "object", "properties": {"who": {"type": "string"}}});
-        let r = req(
-            SCRIPT,
-            &format!("Question: Who?\n\n{}", format_paragraph(&object)),
-            Some(object.clone()),
-        );
-        assert!(serde_json::from_str::<Value>(&respond(&r).content).is_ok());
-    }
-
-    #[test]
-    fn chinese_sections_use_the_full_width_colon() {
-        let sys = "### 你的剧本\n晚上十点我看见阿达在白兰地酒瓶旁边。我整晚都在擦银器。";
-        let schema = json!({"type": "string"});
-        let a = respond(&req(
-            sys,
-            &format!(
-                "问题：晚上十点谁在白兰地酒瓶旁边？\n\n{}",
-                format_paragraph(&schema)
-            ),
-            None,
-        ));
-        assert!(a.content.contains("### RESPONSE："), "{}", a.content);
-        let v = parse_sections(&a.content, &schema).expect("parses with ：");
-        assert!(
-            v.as_str().is_some_and(|s| s.contains("阿达")),
-            "{}",
-            a.content
-        );
-    }
-
-    #[test]
-    fn chinese_context_gets_chinese_answers() {
-        let sys = "### 你的剧本\n晚上十点我看见阿达在白兰地酒瓶旁边。我整晚都在擦银器。";
-        let a = respond(&req(sys, "问题：晚上十点谁在白兰地酒瓶旁边？", None));
-        assert!(a.content.contains("阿达"), "{}", a.content);
-        let a = respond(&req(sys, "问题：飞艇是谁的？", None));
-        assert_eq!(a.content, "我不知道。");
-    }
-}
+mod tests;

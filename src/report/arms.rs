@@ -31,6 +31,8 @@ pub struct Condition {
     pub murderer_framework: Option<String>,
     pub modules: String,
     pub model: String,
+    /// The murderers' model when it is not `model` (a tournament's games), from the game's spec.
+    pub murderer_model: Option<String>,
     /// Every recorded protocol setting, by name, as canonical JSON (object keys sorted), so two
     /// results that list the same settings in another order fall in the same arm.
     pub settings: Vec<(String, String)>,
@@ -66,6 +68,11 @@ impl Condition {
             murderer_framework: r.murderer_framework.clone(),
             modules: r.modules.clone(),
             model: r.model.clone(),
+            murderer_model: r
+                .spec
+                .as_ref()
+                .and_then(|s| s.murderer_model.clone())
+                .filter(|m| *m != r.model),
             settings,
         }
     }
@@ -331,6 +338,7 @@ fn display_order(a: &Condition, b: &Condition) -> Ordering {
         .then(a.murderer_framework.cmp(&b.murderer_framework))
         .then(modules_rank(&a.modules).cmp(&modules_rank(&b.modules)))
         .then(a.model.cmp(&b.model))
+        .then(a.murderer_model.cmp(&b.murderer_model))
         .then_with(|| cmp_settings(&a.settings, &b.settings))
 }
 
@@ -456,6 +464,17 @@ fn label_parts(c: &Condition, all: &[&Condition]) -> Vec<LabelPart> {
         parts.push(LabelPart {
             model: true,
             ..plain(c.model.clone())
+        });
+    }
+    let murderer_models: BTreeSet<_> = all.iter().map(|k| &k.murderer_model).collect();
+    if let Some(m) = c
+        .murderer_model
+        .as_ref()
+        .filter(|_| murderer_models.len() > 1)
+    {
+        parts.push(LabelPart {
+            model: true,
+            ..plain(format!("murderers' model: {m}"))
         });
     }
     let peers: Vec<&&Condition> = all.iter().filter(|k| k.protocol == c.protocol).collect();

@@ -4,7 +4,8 @@
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
 //! and Figures 4 and 5 (Table 4's module ablation for every protocol that runs the modules), PLAYER*
 //! Tables A3, A5 and A6 and Figures 5, 6 and 7, MIRAGE Tables 2, 3, 9–19 and Figures 2–8 (`mirage`),
-//! and paired comparisons ([`tables`], [`figures`]). A paper's table or figure holds only games of that paper's
+//! paired comparisons ([`tables`], [`figures`]), and a tournament's ratings ([`tournament`]). A
+//! paper's table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
 //! [`crate::eval::stats`]; nothing is computed that a game did not measure (a missing value prints
 //! "—"). The output is `report.md`, a self-contained `report.html`, one CSV per table and figure, and
@@ -30,6 +31,7 @@ pub mod scripts;
 pub mod spend;
 pub mod table;
 pub mod tables;
+pub mod tournament;
 
 #[cfg(test)]
 mod tests;
@@ -170,6 +172,8 @@ impl Report {
         sections.extend(fig2.map(Section::Figure));
         sections.extend(mirage::sections(g, b, &clues, &mut notes));
         sections.extend(paired.map(Section::Table));
+        let tournament = tournament::tables(g, b, &mut notes);
+        sections.extend(tournament.into_iter().map(Section::Table));
         sections.push(Section::Table(tables::arms(&grouping)));
         Report {
             source: source.to_path_buf(),
@@ -349,6 +353,7 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         .chain(mirage::IDS)
         .chain(player::IDS)
         .chain(ablation::ids())
+        .chain(tournament::IDS)
     {
         for ext in ["csv", "png", "svg"] {
             let stale = out.join(format!("{id}.{ext}"));

@@ -337,6 +337,9 @@ pub struct SweepFile {
     /// How evaluation calls of `batch = true` models are batched.
     #[serde(default)]
     pub batch: BatchFileSettings,
+    /// Models against each other: every ordered pair on the culprit's and the civilians' side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<super::tournament::TournamentSettings>,
 }
 
 /// A sweep file read from disk, with where it was.
@@ -531,6 +534,9 @@ impl LoadedSweep {
                     "expected an amount ≥ 0".into(),
                 ));
             }
+        }
+        if let Some(t) = &file.tournament {
+            t.check(&file).map_err(|(key, message)| bad(key, message))?;
         }
         Ok(LoadedSweep {
             path: path.to_path_buf(),

@@ -2,6 +2,7 @@
 //!
 //! - [`file`]: the sweep file (TOML) and its checks;
 //! - [`plan`]: arms × scripts × repeats expanded into games, each a `GameSpec` with a stable id;
+//! - [`tournament`]: the `[tournament]` section — models against each other, every ordered pair;
 //! - [`estimate`]: an upper bound of calls, tokens and dollars before anything runs;
 //! - [`models`]: the models table turned into the gateway's routes, limits and prices;
 //! - [`node`]: the node supervisor (the gateway actor, restarted if it dies, and the scheduler);
@@ -24,6 +25,7 @@ pub mod progress;
 pub mod runner;
 pub mod scheduler;
 pub mod status;
+pub mod tournament;
 
 use std::path::PathBuf;
 

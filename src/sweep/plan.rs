@@ -7,6 +7,7 @@
 //! checked here — frameworks against protocols, models against the models table, settings against
 //! their ranges — so a sweep that cannot run fails before any token is spent, naming the arm and the
 //! keys that make it impossible.
+//! A `[tournament]` crosses the arms with every pairing of its models ([`super::tournament`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -93,6 +94,7 @@ impl Plan {
                 ..ModelEntry::default()
             });
         let scripts = load_scripts(&sweep, files)?;
+        super::tournament::check_scripts(&sweep, &scripts)?;
         let arms = arms(&sweep);
         let seeds = sweep.seeds();
         let mut games = Vec::new();
@@ -261,6 +263,9 @@ fn arms(sweep: &LoadedSweep) -> Vec<Arm> {
             .iter()
             .flat_map(|c| values.iter().map(move |v| c.overlay(v)))
             .collect();
+    }
+    if let Some(t) = &sweep.file.tournament {
+        combos = t.cross(&combos);
     }
     combos
         .into_iter()
