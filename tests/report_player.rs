@@ -152,6 +152,19 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
         .filter(|r| r["script"] == "All scripts (weighted)")
         .collect();
     assert_eq!(weighted.len(), 3, "three conditions: {a3:?}");
+    // The paper's Overall rows of the methods played (PP, PLAYER*) beside sleuth's.
+    let published: Vec<&str> = a3
+        .iter()
+        .filter(|r| r["script"] == "All scripts (published)")
+        .map(|r| r["method"].as_str())
+        .collect();
+    assert_eq!(published, ["Published: PP", "Published: PLAYER*"]);
+    let player = a3
+        .iter()
+        .find(|r| r["method"] == "Published: PLAYER*")
+        .unwrap();
+    assert_eq!(player["overall_mean"], "0.461");
+    assert_eq!(player["voting_std"], "0.308");
     for (series, field) in [
         ("Voting", "voting"),
         ("Objective", "objective"),
@@ -230,8 +243,13 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
     }
 
     // Table A6: PLAYER* on sim-a and sim-b; the overall score weighted by possible points.
-    let a6 = csv_rows(&report.join("player_table_a6.csv"));
+    let (published, a6): (Vec<_>, Vec<_>) = csv_rows(&report.join("player_table_a6.csv"))
+        .into_iter()
+        .partition(|r| r["method"].starts_with("Published: "));
     assert_eq!(a6.len(), 2, "{a6:?}");
+    // The paper's four open models follow sleuth's rows.
+    assert_eq!(published.len(), 4, "{published:?}");
+    assert_eq!(published[0]["overall_mean"], "0.312");
     for model in ["sim-a", "sim-b"] {
         let row = a6
             .iter()

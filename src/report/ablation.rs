@@ -36,6 +36,15 @@ const FACTUAL: [Metric; 4] = [Metric::Own, Metric::Cq, Metric::Mq, Metric::Other
 /// CSV field stems of [`FACTUAL`], as Table 4's CSV names them.
 const FIELDS: [&str; 4] = ["own", "cq", "mq", "others"];
 
+/// ThinkThrice Table 4 as printed (GPT-3.5): per module combination, Own, CQ, MQ and Others.
+pub const PUBLISHED: [(&str, [f64; 4]); 5] = [
+    ("No MR", [0.764, 0.278, 0.306, 0.293]),
+    ("MR", [0.734, 0.358, 0.391, 0.394]),
+    ("MR+SR", [0.735, 0.464, 0.447, 0.473]),
+    ("MR+SR+SV(N=1)", [0.765, 0.474, 0.572, 0.498]),
+    ("MR+SR+SV(N=3)", [0.760, 0.508, 0.520, 0.509]),
+];
+
 /// Where a module combination sits in Table 4: by how many modules it switches on, then SV's attempts
 /// (`None` for anything Table 4 does not name, which goes last in name order).
 fn rank(modules: &str) -> (usize, u32, String) {
@@ -131,6 +140,43 @@ pub fn modules(g: &Grouping, boot: &Bootstrap, protocol: Protocol) -> Option<Tab
             }
             t.push(cells, false);
         }
+    }
+    if paper {
+        // The paper's rows of the combinations played here, after sleuth's.
+        let played: BTreeSet<String> = t
+            .rows
+            .iter()
+            .filter_map(|r| match r.cells.first() {
+                Some(Cell::Text(m)) => Some(m.clone()),
+                _ => None,
+            })
+            .collect();
+        for (name, xs) in PUBLISHED {
+            if !played.contains(name) {
+                continue;
+            }
+            let mut cells = vec![
+                Cell::Text(format!("Published: {name}")),
+                Cell::Text("gpt-3.5-turbo".into()),
+                Cell::Text(String::new()),
+                Cell::Number(None),
+                Cell::Number(None),
+            ];
+            cells.extend(xs.iter().map(|&x| {
+                Cell::MeanCi(Some(crate::eval::stats::Interval {
+                    estimate: x,
+                    low: x,
+                    high: x,
+                    n: 1,
+                    level: boot.level,
+                }))
+            }));
+            t.push(cells, true);
+        }
+        t.note.push_str(
+            " Rows \"Published: …\": ThinkThrice Table 4 as printed (GPT-3.5, no interval), for the \
+             combinations played here.",
+        );
     }
     Some(t)
 }

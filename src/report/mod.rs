@@ -165,6 +165,7 @@ impl Report {
             sections.extend(tables::cost(g, p, &lengths).map(Section::Table));
         }
         sections.extend(player::sections(g, &lengths));
+        player::annotate(&mut sections);
         let t2 = tables::mirage_table2(g, b, &clues);
         let fig2 = figures::mirage_figure2(g, b, &clues);
         let paired = tables::paired(g, b);

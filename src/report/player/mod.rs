@@ -4,12 +4,14 @@
 //! - Figures 5 and 6: scores and cost per method, drawn from Table A3's and Table A5's rows
 //!   ([`figures`]);
 //! - Table A6: the overall score per model, when WellPlay conditions differ only by model
-//!   ([`table_a6`]).
+//!   ([`table_a6`]);
+//! - the paper's published rows beside sleuth's in Tables A3 and A6 ([`published`]).
 //!
 //! All are built from the WellPlay protocol's games only: they are the paper's setup
 //! (`super::papers` says why other protocols' games never appear under a paper's name).
 
 pub mod figures;
+pub mod published;
 pub mod table_a6;
 
 use super::arms::Grouping;
@@ -19,6 +21,18 @@ use super::Section;
 
 /// File stems of every section built here, so a rewrite removes what no longer applies.
 pub const IDS: [&str; 3] = [figures::ID5, figures::ID6, table_a6::ID];
+
+/// Adds the paper's published rows to the WellPlay protocol's Table A3 among `sections` (built
+/// elsewhere); Figure 5 is drawn from sleuth's rows alone.
+pub fn annotate(sections: &mut [Section]) {
+    for s in sections {
+        if let Section::Table(t) = s {
+            if t.id == "player_table_a3" {
+                published::a3_rows(t);
+            }
+        }
+    }
+}
 
 /// Figure 5, Figure 6 and Table A6 as the WellPlay games allow, in report order.
 pub fn sections(g: &Grouping, lengths: &ScriptLengths) -> Vec<Section> {
@@ -31,7 +45,14 @@ pub fn sections(g: &Grouping, lengths: &ScriptLengths) -> Vec<Section> {
         out.extend(figures::figure6(&a5).map(Section::Figure));
     }
     if let Some(a3) = &a3 {
-        out.extend(table_a6::table_a6(g, a3).map(Section::Table));
+        out.extend(
+            table_a6::table_a6(g, a3)
+                .map(|mut t| {
+                    published::a6_rows(&mut t);
+                    t
+                })
+                .map(Section::Table),
+        );
     }
     out
 }
