@@ -1649,6 +1649,18 @@ async fn a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel(
 const SWEEP_RUN_MAY_BE_EMPTY: &[MayBeEmpty] = &[
     (
         "sleuth-sweep.json",
+        "Games waiting on a batch, open batches",
+        "needs a model with `batch = true` on an endpoint with the Batch API; this run's evaluation is \
+         live (tests/batch_eval.rs runs batch evaluation against mock-llm)",
+    ),
+    (
+        "sleuth-sweep.json",
+        "Batch lines per second by outcome",
+        "needs a model with `batch = true` on an endpoint with the Batch API; this run's evaluation is \
+         live (tests/batch_eval.rs runs batch evaluation against mock-llm)",
+    ),
+    (
+        "sleuth-sweep.json",
         "Gateway restarts",
         "counts restarts of a crashed gateway, and a healthy run has none; \
          a_sweeps_scrape_has_the_code_labels_and_prometheus_answers_every_panel crashes one in process \
