@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::llm::{Pricing, TokenUsage};
+use crate::llm::TokenUsage;
 
 /// The ledger's line for the report, or `None` when `dir` holds no sweep store (a folder of games
 /// played one by one) or nothing was paid.
@@ -27,7 +27,7 @@ pub fn ledger_note(dir: &Path) -> Option<String> {
             |r| r.get(0),
         )
         .ok();
-    let pricing = sweep_prices(text.as_deref());
+    let pricing = crate::sweep::models::prices_of_text(text.as_deref());
     let mut st = conn
         .prepare(
             "SELECT source, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens),
@@ -85,19 +85,4 @@ pub fn ledger_note(dir: &Path) -> Option<String> {
         ". The tables' costs are each game's calls at the list price, however they were served.",
     );
     Some(note)
-}
-
-/// The built-in prices with the sweep file's models table over them.
-pub fn sweep_prices(sweep_text: Option<&str>) -> Pricing {
-    let mut pricing = Pricing::builtin();
-    if let Some(file) =
-        sweep_text.and_then(|t| toml::from_str::<crate::sweep::file::SweepFile>(t).ok())
-    {
-        for (name, m) in &file.models {
-            if let Some(p) = m.price() {
-                pricing.set(name.clone(), p);
-            }
-        }
-    }
-    pricing
 }

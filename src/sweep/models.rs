@@ -50,6 +50,21 @@ pub fn prices(plan: &Plan) -> Pricing {
     pricing
 }
 
+/// The prices a sweep file's text gives (its models table over the built-in table): what a run
+/// directory's ledger is read with after the fact (`sweep status`, the report's ledger note). A text
+/// that no longer parses gives the built-in table.
+pub fn prices_of_text(sweep_text: Option<&str>) -> Pricing {
+    let mut pricing = Pricing::builtin();
+    if let Some(file) = sweep_text.and_then(|t| toml::from_str::<super::file::SweepFile>(t).ok()) {
+        for (name, m) in &file.models {
+            if let Some(p) = m.price() {
+                pricing.set(name.clone(), p);
+            }
+        }
+    }
+    pricing
+}
+
 fn limits_of(entry: &super::file::ModelEntry) -> LimitSettings {
     LimitSettings {
         rpm: entry.rpm,

@@ -73,7 +73,7 @@ pub async fn status(dir: &Path) -> Result<SweepStatusReport, SweepError> {
 /// What the ledger's batch answers would have cost as live calls, at the prices the sweep's file
 /// gives (its models table over the built-in table): the saving is this less what they cost.
 fn live_price_of_batches(sweep: &SweepRecord, totals: &[TotalsRow]) -> f64 {
-    let pricing = crate::report::spend::sweep_prices(Some(&sweep.text));
+    let pricing = super::models::prices_of_text(Some(&sweep.text));
     totals
         .iter()
         .filter(|t| t.source == "batch")
