@@ -8,9 +8,9 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use common::{run, sleuth, CHILD_TIMEOUT};
+use common::report::{csv_rows, num, sleuth_ok};
 use serde_json::Value;
 use sleuth::report::mirage::categories::Structure;
 use sleuth::report::mirage::published::{self, CHARACTERS};
@@ -32,45 +32,6 @@ const FOLDERS: [&str; 8] = [
     "Artical 22 School Rules",
     "Fox Hotel",
 ];
-
-fn sleuth_ok(cwd: &Path, args: &[&str]) -> String {
-    let out = run(sleuth(cwd).args(args), CHILD_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "sleuth {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A CSV file's records, header included.
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-    let header: Vec<String> = reader
-        .headers()
-        .expect("header")
-        .iter()
-        .map(String::from)
-        .collect();
-    reader
-        .records()
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.expect("record").iter().map(String::from))
-                .collect()
-        })
-        .collect()
-}
-
-fn num(row: &BTreeMap<String, String>, field: &str) -> f64 {
-    row.get(field)
-        .unwrap_or_else(|| panic!("{field} in {row:?}"))
-        .parse()
-        .unwrap_or_else(|_| panic!("{field} = {:?} is not a number", row[field]))
-}
 
 fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64

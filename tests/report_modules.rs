@@ -9,39 +9,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use common::{run, sleuth, CHILD_TIMEOUT};
+use common::report::{csv_rows, sleuth_ok};
 use serde_json::Value;
-
-fn sleuth_ok(cwd: &Path, args: &[&str]) {
-    let out = run(sleuth(cwd).args(args), CHILD_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "sleuth {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CSV file's records as maps from header to field.
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-    let header: Vec<String> = reader
-        .headers()
-        .expect("header")
-        .iter()
-        .map(String::from)
-        .collect();
-    reader
-        .records()
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.expect("record").iter().map(String::from))
-                .collect()
-        })
-        .collect()
-}
 
 #[test]
 fn module_ablation_prints_table4_rows_per_protocol_from_the_games() {

@@ -4,52 +4,13 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{run, sleuth, CHILD_TIMEOUT};
+use common::report::{csv_rows, num, sleuth_ok};
 use serde_json::Value;
 
 const SCRIPTS: [&str; 2] = ["night-ferry", "orchard-press"];
-
-fn sleuth_ok(cwd: &Path, args: &[&str]) {
-    let out = run(sleuth(cwd).args(args), CHILD_TIMEOUT);
-    assert!(
-        out.status.success(),
-        "sleuth {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CSV file's records as maps from header to field.
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-    let header: Vec<String> = reader
-        .headers()
-        .expect("header")
-        .iter()
-        .map(String::from)
-        .collect();
-    reader
-        .records()
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.expect("record").iter().map(String::from))
-                .collect()
-        })
-        .collect()
-}
-
-fn num(row: &BTreeMap<String, String>, field: &str) -> f64 {
-    row.get(field)
-        .unwrap_or_else(|| panic!("{field} in {row:?}"))
-        .parse()
-        .unwrap_or_else(|e| panic!("{field} of {row:?}: {e}"))
-}
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9 * (1.0 + a.abs().max(b.abs()))
@@ -241,6 +202,21 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
             );
         }
     }
+
+    // Table A5 ends with the paper's Overall cost rows of the methods played.
+    let a5 = csv_rows(&report.join("player_table_a5.csv"));
+    let published: Vec<_> = a5
+        .iter()
+        .filter(|r| r["script"] == "All scripts (published)")
+        .collect();
+    let methods: Vec<&str> = published.iter().map(|r| r["method"].as_str()).collect();
+    assert_eq!(methods, ["Published: PP", "Published: PLAYER*"]);
+    assert_eq!(published[0]["gameplay_usd"], "", "PP plays no game");
+    assert_eq!(num(published[0], "evaluation_usd"), 2.578);
+    assert_eq!(num(published[1], "gameplay_usd"), 33.702);
+    assert_eq!(num(published[1], "evaluation_usd"), 5.825);
+    assert_eq!(num(published[1], "tokens_per_character"), 47_906.0);
+    assert_eq!(published[1]["evaluation_calls"], "", "the paper prints no calls");
 
     // Table A6: PLAYER* on sim-a and sim-b; the overall score weighted by possible points.
     let (published, a6): (Vec<_>, Vec<_>) = csv_rows(&report.join("player_table_a6.csv"))

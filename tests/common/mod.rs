@@ -7,6 +7,7 @@
 pub mod cluster;
 pub mod coordinator;
 pub mod redis;
+pub mod report;
 
 use std::io::Read;
 use std::net::SocketAddr;

@@ -5,7 +5,7 @@
 //!   ([`figures`]);
 //! - Table A6: the overall score per model, when WellPlay conditions differ only by model
 //!   ([`table_a6`]);
-//! - the paper's published rows beside sleuth's in Tables A3 and A6 ([`published`]).
+//! - the paper's published rows beside sleuth's in Tables A3, A5 and A6 ([`published`]).
 //!
 //! All are built from the WellPlay protocol's games only: they are the paper's setup
 //! (`super::papers` says why other protocols' games never appear under a paper's name).
@@ -22,13 +22,15 @@ use super::Section;
 /// File stems of every section built here, so a rewrite removes what no longer applies.
 pub const IDS: [&str; 3] = [figures::ID5, figures::ID6, table_a6::ID];
 
-/// Adds the paper's published rows to the WellPlay protocol's Table A3 among `sections` (built
+/// Adds the paper's published rows to the WellPlay protocol's Tables A3 and A5 among `sections` (built
 /// elsewhere); Figure 5 is drawn from sleuth's rows alone.
 pub fn annotate(sections: &mut [Section]) {
     for s in sections {
         if let Section::Table(t) = s {
-            if t.id == "player_table_a3" {
-                published::a3_rows(t);
+            match t.id {
+                "player_table_a3" => published::a3_rows(t),
+                "player_table_a5" => published::a5_rows(t),
+                _ => {}
             }
         }
     }

@@ -59,6 +59,20 @@ pub const A3_OVERALL: [[(f64, f64); 5]; 6] = [
 /// 565).
 pub const A3_QUESTIONS: f64 = 1482.0;
 
+/// Table A5's Overall rows per method ([`METHODS`] order): USD of one complete gameplay and of one
+/// evaluation process, summed over the 12 scripts (`None`: PP and OP play no game).
+pub const A5_OVERALL: [(Option<f64>, f64); 6] = [
+    (None, 2.578),
+    (None, 10.819),
+    (Some(38.329), 5.813),
+    (Some(46.162), 5.831),
+    (Some(40.464), 5.789),
+    (Some(33.702), 5.825),
+];
+
+/// Table A5's Overall #Tokens: the scripts' per-character lengths summed over the 12 scripts.
+pub const A5_TOKENS: f64 = 47_906.0;
+
 /// Table A6: PLAYER*'s overall score per open model on Solitary Boat Firefly.
 pub const A6: [(&str, f64); 4] = [
     ("Llama2 70b", 0.312),
@@ -73,14 +87,7 @@ pub fn a3_rows(a3: &mut Table) {
     let Some(method_col) = a3.column("Method") else {
         return;
     };
-    let played: Vec<String> = a3
-        .rows
-        .iter()
-        .filter_map(|r| match r.cells.get(method_col) {
-            Some(Cell::Text(m)) => Some(m.clone()),
-            _ => None,
-        })
-        .collect();
+    let played = played_methods(a3, method_col);
     let matches = |name: &str| played.iter().any(|m| m.split(' ').next() == Some(name));
     let any = METHODS.iter().any(|m| matches(m));
     for (name, values) in METHODS.iter().zip(A3_OVERALL) {
@@ -102,6 +109,49 @@ pub fn a3_rows(a3: &mut Table) {
         " Rows \"Published: METHOD\": PLAYER* Table A3's Overall block as printed (gpt-35-turbo-16k, \
          12 Chinese scripts, 3 evaluation runs), for the methods played here (all six when none).",
     );
+}
+
+/// Appends Table A5's published Overall rows to `a5` (the WellPlay protocol's Table A5), for the
+/// methods its games played (all six when none of them did): gameplay and per-evaluation-process USD
+/// as printed; the paper gives no tokens or calls, so those cells are empty.
+pub fn a5_rows(a5: &mut Table) {
+    let Some(method_col) = a5.column("Method") else {
+        return;
+    };
+    let played = played_methods(a5, method_col);
+    let matches = |name: &str| played.iter().any(|m| m.split(' ').next() == Some(name));
+    let any = METHODS.iter().any(|m| matches(m));
+    for (name, (gameplay, evaluation)) in METHODS.iter().zip(A5_OVERALL) {
+        if any && !matches(name) {
+            continue;
+        }
+        let by_heading = |heading: &str| match heading {
+            "Script" => Cell::Text("All scripts (published)".into()),
+            "#Tokens" => Cell::Number(Some(A5_TOKENS)),
+            "Method" => Cell::Text(format!("Published: {name}")),
+            "Gameplay USD" => Cell::Number(gameplay),
+            "Evaluation USD" => Cell::Number(Some(evaluation)),
+            _ => Cell::Number(None),
+        };
+        let cells: Vec<Cell> = a5.columns.iter().map(|c| by_heading(&c.heading)).collect();
+        a5.push(cells, true);
+    }
+    a5.note.push_str(
+        " Rows \"Published: METHOD\": PLAYER* Table A5's Overall rows as printed (gpt-35-turbo-16k, \
+         the 12 Chinese scripts summed: USD of one gameplay and one evaluation process; the paper \
+         prints no tokens or calls), for the methods played here (all six when none).",
+    );
+}
+
+/// The Method cells of `t`'s rows.
+fn played_methods(t: &Table, method_col: usize) -> Vec<String> {
+    t.rows
+        .iter()
+        .filter_map(|r| match r.cells.get(method_col) {
+            Some(Cell::Text(m)) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Appends Table A6's published rows to `a6`.
