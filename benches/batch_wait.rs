@@ -84,7 +84,13 @@ struct Mock {
 impl Mock {
     fn start() -> Mock {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sleuth"))
-            .args(["mock-llm", "--listen", "127.0.0.1:0", "--batch-delay-ms", "3600000"])
+            .args([
+                "mock-llm",
+                "--listen",
+                "127.0.0.1:0",
+                "--batch-delay-ms",
+                "3600000",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -216,7 +216,10 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
     assert_eq!(num(published[1], "gameplay_usd"), 33.702);
     assert_eq!(num(published[1], "evaluation_usd"), 5.825);
     assert_eq!(num(published[1], "tokens_per_character"), 47_906.0);
-    assert_eq!(published[1]["evaluation_calls"], "", "the paper prints no calls");
+    assert_eq!(
+        published[1]["evaluation_calls"], "",
+        "the paper prints no calls"
+    );
 
     // Table A6: PLAYER* on sim-a and sim-b; the overall score weighted by possible points.
     let (published, a6): (Vec<_>, Vec<_>) = csv_rows(&report.join("player_table_a6.csv"))

@@ -473,4 +473,3 @@ pub const TABLE11: [[Summary; 5]; 8] = [
         },
     ],
 ];
-
