@@ -171,10 +171,19 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
             .iter()
             .find(|m| m.contains(needle) && (framework == "pp") == m.contains("PP"))
             .unwrap_or_else(|| panic!("{framework} {model} in {methods:?}"));
+        // One evaluation process: the multiple-choice answers' calls (result.json's `choice.usage`,
+        // every repeat) divided by the repeats, anything asked once whole.
         let evaluation: f64 = games
             .iter()
             .map(|p| {
-                usd(p, "evaluation").unwrap() / p.result["choice"]["repeats"].as_f64().unwrap()
+                let choice = &p.result["choice"];
+                assert!(
+                    choice["usage"]["calls"].as_u64().unwrap() > 0,
+                    "the answers' calls are recorded"
+                );
+                let answers = choice["usage"]["cost_usd"].as_f64().unwrap();
+                let all = usd(p, "evaluation").unwrap();
+                all - answers + answers / choice["repeats"].as_f64().unwrap()
             })
             .sum();
         assert!(evaluation > 0.0, "priced evaluation of {framework} {model}");

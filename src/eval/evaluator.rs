@@ -504,8 +504,10 @@ fn record_choices(
                 // follow its factual and inferential ones, repeat by repeat.
                 let mut turn = answered[c].next_turn()?;
                 for step in std::mem::take(&mut turn.steps) {
+                    scores.usage += step.usage;
                     push(st, t, step)?;
                 }
+                scores.usage += turn.usage;
                 let correct = super::choice::answer_correct(q.rule, &turn.choices, &q.truth);
                 let points = q.category.points();
                 scores

@@ -281,6 +281,12 @@ pub struct ChoiceScores {
     /// Category → accuracy of each repeat.
     #[serde(default)]
     pub repeat_accuracy: BTreeMap<String, Vec<f64>>,
+    /// The calls that answered these questions, every repeat (answers and their refinement and
+    /// verification steps): what lets a report split a game's evaluation cost into one evaluation
+    /// process (PLAYER* Table A5) when the game also answered questions asked once. Zero in results
+    /// recorded before it was kept.
+    #[serde(default)]
+    pub usage: crate::llm::Usage,
 }
 
 impl ChoiceScores {

@@ -164,15 +164,17 @@ pub fn figure6(a5: &Table) -> Option<Figure> {
     Some(Figure {
         id: ID6,
         title: "PLAYER* Figure 6 — cost per method, gameplay and evaluation".into(),
-        caption: "Games played under the wellplay protocol. Each bar is a method's cost in USD from \
+        caption:
+            "Games played under the wellplay protocol. Each bar is a method's cost in USD from \
                   PLAYER* Table A5, summed over scripts (its \"All scripts (sum)\" row; with one \
                   script, that script's row): one complete gameplay and one evaluation process \
-                  (a game's evaluation cost divided by its evaluation runs), each the mean over the \
+                  (every question asked once: the multiple-choice answers' calls divided by their \
+                  repeats), each the mean over the \
                   arm's games. No whiskers: the table prints means. A phase with no bar cost \
                   nothing that was recorded (PP and OP play no gameplay outside their final vote) \
                   or could not be split into evaluation processes (see Table A5's note). USD is \
                   priced from the pricing table the games ran with."
-            .into(),
+                .into(),
         x_label: "Method".into(),
         y_label: "USD".into(),
         y_max: if highest > 0.0 { highest * 1.1 } else { 1.0 },

@@ -2,6 +2,7 @@
 //! protocols' games.
 
 use super::*;
+use crate::llm::Usage;
 
 /// PLAYER* Table A5: each script's length, then USD, tokens and calls per phase, mean per game, per
 /// script × method. The WellPlay protocol's games only ([`cost`]).
@@ -66,11 +67,13 @@ pub fn cost(g: &Grouping, protocol: Protocol, lengths: &ScriptLengths) -> Option
          when its content digest is still the recorded one; — when it is not (see the notes) or the \
          games recorded no script file. Mean per game over the arm's repeats; \
          tokens are prompt + completion tokens. Gameplay is — for a game with no gameplay call (PP and OP outside WellPlay; under WellPlay their gameplay is the final vote). Evaluation \
-         USD, tokens and calls are per evaluation process, as PLAYER* reports them: a game's \
-         evaluation cost divided by the times it asked its multiple-choice questions \
-         (`--eval-repeats`, `choice.repeats` in result.json; 3 by default); the (all runs) columns are \
-         the undivided cost of every run. A game that also answered questions asked once (factual, \
-         inferential, MIRAGE's judge) cannot be split into runs: its per-process cells are —. The last \
+         USD, tokens and calls are per evaluation process, as PLAYER* reports them: every question \
+         asked once — the multiple-choice answers' calls (asked `--eval-repeats` times, \
+         `choice.repeats` in result.json; 3 by default) divided by the repeats, what is asked once \
+         (factual and inferential questions, MIRAGE's judge) whole; the (all runs) columns are the \
+         undivided cost of every run. A result recorded before the answers' calls were kept apart \
+         (`choice.usage`) that also holds questions asked once cannot be split: its per-process \
+         cells are —. The last \
          rows sum each method's per-script means over scripts, #Tokens included, as the paper's \
          Overall row does. USD is \
          priced from the pricing table the games ran with (the simulated model is free). Cacheable \
@@ -85,19 +88,15 @@ pub fn cost(g: &Grouping, protocol: Protocol, lengths: &ScriptLengths) -> Option
     for arm in arms {
         let c = &g.conditions[arm.condition];
         let rs: Vec<&GameResult> = g.results(&arm.games).collect();
-        // USD, tokens and calls of one phase, each game's divided by `runs` (`None`: cannot be).
-        let phase = |f: fn(&GameResult) -> &crate::llm::Usage,
-                     runs: fn(&GameResult) -> Option<u32>|
-         -> [Option<f64>; 3] {
+        // USD, tokens and calls of one phase, each game's share as `share` takes it (`None`: it
+        // cannot be told).
+        let phase = |f: fn(&GameResult) -> &Usage, share: Share| -> [Option<f64>; 3] {
             if rs.iter().all(|r| f(r).calls == 0) {
                 return [None; 3];
             }
-            let m = |v: fn(&crate::llm::Usage) -> f64| {
-                let per_run: Option<Vec<f64>> = rs
-                    .iter()
-                    .map(|r| Some(v(f(r)) / f64::from(runs(r)?)))
-                    .collect();
-                stats::mean(&per_run?)
+            let m = |v: fn(&Usage) -> f64| {
+                let per_game: Option<Vec<f64>> = rs.iter().map(|r| share(r, f(r), v)).collect();
+                stats::mean(&per_game?)
             };
             [
                 m(|u| u.cost_usd),
@@ -105,9 +104,8 @@ pub fn cost(g: &Grouping, protocol: Protocol, lengths: &ScriptLengths) -> Option
                 m(|u| u.calls as f64),
             ]
         };
-        let whole = |_: &GameResult| Some(1);
         let play = phase(|r| &r.usage_by_phase.gameplay, whole);
-        let eval_one = phase(|r| &r.usage_by_phase.evaluation, evaluation_runs);
+        let eval_one = phase(|r| &r.usage_by_phase.evaluation, one_process);
         let eval_all = phase(|r| &r.usage_by_phase.evaluation, whole);
         let length = lengths.tokens_per_character(arm);
         let values: Vec<Option<f64>> = play
@@ -155,21 +153,33 @@ pub fn cost(g: &Grouping, protocol: Protocol, lengths: &ScriptLengths) -> Option
     Some(t)
 }
 
-/// How many evaluation processes a game's evaluation usage holds: the times it asked its
-/// multiple-choice questions (`choice.repeats`, 0 in results from before repeats, read as 1), when they
-/// were all it was asked. A game that also answered what is asked once (factual or inferential
-/// questions, MIRAGE's judge) holds one process's worth of those beside several of the choices, which
-/// the result does not split: `None`. A game that repeated nothing is one process.
-fn evaluation_runs(r: &GameResult) -> Option<u32> {
-    let repeats = r.choice.as_ref().map_or(1, |c| c.repeats.max(1));
+/// How much of a phase's usage a cell counts, for one game and one measure of a [`Usage`].
+type Share = fn(&GameResult, &Usage, fn(&Usage) -> f64) -> Option<f64>;
+
+/// All of it.
+fn whole(_: &GameResult, usage: &Usage, v: fn(&Usage) -> f64) -> Option<f64> {
+    Some(v(usage))
+}
+
+/// One evaluation process's share of a game's evaluation usage, as PLAYER* reports it: every
+/// question asked once. The multiple-choice questions were asked `choice.repeats` times, so their
+/// calls (`choice.usage`) count divided by the repeats, and what was asked once (factual and
+/// inferential questions, MIRAGE's judge) counts whole. A result recorded before `choice.usage` was
+/// kept can be split only when the choices were all it was asked: `None` otherwise.
+fn one_process(r: &GameResult, evaluation: &Usage, v: fn(&Usage) -> f64) -> Option<f64> {
+    let total = v(evaluation);
+    let Some(c) = r.choice.as_ref().filter(|c| c.repeats > 1) else {
+        return Some(total);
+    };
+    let repeats = f64::from(c.repeats);
+    if c.usage.calls > 0 {
+        let choices = v(&c.usage);
+        return Some(total - choices + choices / repeats);
+    }
     let asked_once = r.factual.counts.values().any(|&n| n > 0)
         || r.inferential_accuracy.is_some()
         || r.mirage_scores.is_some();
-    match (repeats, asked_once) {
-        (1, _) => Some(1),
-        (_, true) => None,
-        (n, false) => Some(n),
-    }
+    (!asked_once).then(|| total / repeats)
 }
 
 /// The mean cacheable share of the games' prompts, in percent; `None` when no game recorded it.

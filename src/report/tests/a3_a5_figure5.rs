@@ -77,9 +77,23 @@ fn table_a5_evaluation_cost_is_per_evaluation_process() {
     assert_eq!(text(&t, 0, "Evaluation USD (all runs)"), "0.4500");
     assert!(t.note.contains("per evaluation process"), "{}", t.note);
 
-    // A game that also answered factual questions (asked once) cannot be split into runs.
+    // A game that also answered factual questions (asked once): its 30 evaluation calls are 24 for
+    // the choices (8 per run) and 6 factual ones; one process is 8 + 6 = 14 calls, $0.08 + $0.06.
     let mut mixed = game(1, 30, 0.3);
     mixed.factual.counts.insert("own".into(), 4);
+    if let Some(c) = mixed.choice.as_mut() {
+        c.usage = serde_json::from_value(usage(24, 0.24)).unwrap();
+    }
+    let g = Grouping::new(vec![record(mixed.clone())]);
+    let t = tables::player_table_a5(&g, &scripts::ScriptLengths::default()).expect("A5");
+    assert_eq!(text(&t, 0, "Evaluation calls"), "14");
+    assert_eq!(text(&t, 0, "Evaluation USD"), "0.1400");
+    assert_eq!(text(&t, 0, "Evaluation calls (all runs)"), "30");
+
+    // Recorded before the choices' calls were kept apart: it cannot be split into runs.
+    if let Some(c) = mixed.choice.as_mut() {
+        c.usage = Default::default();
+    }
     let g = Grouping::new(vec![record(mixed)]);
     let t = tables::player_table_a5(&g, &scripts::ScriptLengths::default()).expect("A5");
     assert_eq!(text(&t, 0, "Evaluation calls"), "—");
