@@ -426,6 +426,27 @@ fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
             "won with Voting {v}"
         );
     }
+    // Under the script, the paper's own rows for it: Table A3 (its Chinese original, with Voting)
+    // and Table A4 (the English script, no Voting), for the method played.
+    let published: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| {
+            r[col("Script")] == "Ghost Revenge" && r[col("Method")].starts_with("Published")
+        })
+        .collect();
+    let methods: Vec<&str> = published
+        .iter()
+        .map(|r| r[col("Method")].as_str())
+        .collect();
+    assert_eq!(
+        methods,
+        ["Published A3: PLAYER*", "Published A4 (English): PLAYER*"],
+        "{rows:?}"
+    );
+    assert_eq!(published[0][col("Voting")], "0.333 ± 0.471");
+    assert_eq!(published[0][col("#QA")], "240");
+    assert_eq!(published[1][col("Voting")], "—");
+    assert_eq!(published[1][col("Overall")], "0.432 ± 0.013");
     let weighted = rows
         .iter()
         .find(|r| r[col("Script")] == "All scripts (weighted)")

@@ -5,13 +5,15 @@
 //!   ([`figures`]);
 //! - Table A6: the overall score per model, when WellPlay conditions differ only by model
 //!   ([`table_a6`]);
-//! - the paper's published rows beside sleuth's in Tables A3, A5 and A6 ([`published`]).
+//! - the paper's published rows beside sleuth's in Tables A3, A5 and A6 ([`published`]), and its
+//!   per-script rows of Tables A3 and A4 under each script it also played ([`published_scripts`]).
 //!
 //! All are built from the WellPlay protocol's games only: they are the paper's setup
 //! (`super::papers` says why other protocols' games never appear under a paper's name).
 
 pub mod figures;
 pub mod published;
+pub mod published_scripts;
 pub mod table_a6;
 
 use super::arms::Grouping;
@@ -28,7 +30,10 @@ pub fn annotate(sections: &mut [Section]) {
     for s in sections {
         if let Section::Table(t) = s {
             match t.id {
-                "player_table_a3" => published::a3_rows(t),
+                "player_table_a3" => {
+                    published_scripts::insert_rows(t);
+                    published::a3_rows(t);
+                }
                 "player_table_a5" => published::a5_rows(t),
                 _ => {}
             }

@@ -1,12 +1,13 @@
 //! The papers' aggregate rows recomputed from their own detail tables with the functions the report
-//! pools with, to the printed precision. MIRAGE's numbers are the report's own published data
-//! (`report::mirage::published`, which the report prints beside its rows); PLAYER*'s few are written
-//! here, with the table they come from; `docs/metrics.md` ("Pooling across scripts") says what these tests
-//! establish and which printed cells no reading reproduces.
+//! pools with, to the printed precision. The numbers are the report's own published data:
+//! `report::mirage::published` and `report::player::published_scripts`, which the report prints
+//! beside its rows. `docs/metrics.md` ("Pooling across scripts") says what these tests establish and
+//! which printed cells no reading reproduces.
 
 use crate::eval::formulas;
 use crate::eval::stats::{self, Group, RunSummary};
 use crate::report::mirage::published as mirage;
+use crate::report::player::published_scripts::{ScriptRows, A3_SCRIPTS};
 use crate::report::Bootstrap;
 
 /// `x` printed with `decimals` decimals is `printed`.
@@ -192,93 +193,19 @@ fn mirage_script_tii_is_the_mean_over_characters() {
     }
 }
 
-/// PLAYER* Table A3's twelve Chinese scripts in its order (Death Wears White, Ghost Revenge, Danshui
-/// Villa, Unfinished Love, Cruise Incident, Sin, Deadly Fountain, Unbelievable Incident, Desperate
-/// Sunshine, Riverside Inn, Solitary Boat Firefly, Manna): #QA of Objective, Reasoning, Relations.
-const QUESTIONS: [[usize; 3]; 12] = [
-    [10, 102, 72],
-    [19, 152, 69],
-    [12, 128, 63],
-    [12, 61, 72],
-    [4, 24, 30],
-    [3, 20, 21],
-    [3, 21, 12],
-    [4, 24, 15],
-    [3, 18, 36],
-    [3, 18, 18],
-    [20, 109, 69],
-    [24, 123, 88],
-];
+/// PLAYER* Table A3's twelve Chinese scripts, as the report prints them
+/// (`report::player::published_scripts`).
+const A3: &[ScriptRows] = &A3_SCRIPTS;
 
-/// Table A3, Voting per script: PP, OP, Werewolf, O-CoT, ThinkThrice, PLAYER*.
-const VOTING: [[f64; 6]; 12] = [
-    [0.000, 0.333, 0.000, 0.000, 0.000, 0.000],
-    [0.222, 0.333, 0.222, 0.111, 0.333, 0.333],
-    [0.167, 0.000, 0.000, 0.000, 0.000, 0.000],
-    [0.000, 0.000, 0.000, 0.000, 0.000, 0.000],
-    [0.000, 0.000, 0.667, 0.000, 0.333, 0.333],
-    [0.000, 0.333, 0.000, 0.000, 0.000, 0.333],
-    [0.000, 0.667, 0.000, 0.000, 0.000, 0.000],
-    [0.000, 0.000, 0.000, 0.000, 0.000, 0.000],
-    [0.000, 0.667, 0.667, 0.000, 0.667, 1.000],
-    [0.333, 1.000, 0.333, 0.000, 1.000, 0.333],
-    [0.167, 0.583, 0.000, 0.250, 0.167, 0.500],
-    [0.000, 0.000, 0.222, 0.333, 0.444, 0.556],
-];
+/// Table A3's #QA of Objective, Reasoning, Relations per script.
+fn questions() -> impl Iterator<Item = [usize; 3]> {
+    A3.iter().map(|s| s.questions)
+}
 
-/// Table A3, per script, mean ± std over three evaluation runs of PP and OP: Objective.
-const OBJECTIVE: [[(f64, f64); 2]; 12] = [
-    [(0.233, 0.058), (0.467, 0.116)],
-    [(0.333, 0.030), (0.334, 0.132)],
-    [(0.389, 0.048), (0.222, 0.127)],
-    [(0.167, 0.000), (0.167, 0.083)],
-    [(0.167, 0.289), (0.250, 0.250)],
-    [(0.000, 0.000), (0.333, 0.334)],
-    [(0.000, 0.000), (0.556, 0.193)],
-    [(0.083, 0.144), (0.083, 0.144)],
-    [(0.333, 0.000), (0.556, 0.193)],
-    [(0.444, 0.193), (0.889, 0.192)],
-    [(0.267, 0.104), (0.500, 0.050)],
-    [(0.250, 0.042), (0.389, 0.086)],
-];
-
-/// Table A3, Reasoning, PP and OP. (Solitary Boat Firefly's PP .318 is a score, not 1/π.)
-#[allow(clippy::approx_constant)]
-const REASONING: [[(f64, f64); 2]; 12] = [
-    [(0.454, 0.012), (0.503, 0.015)],
-    [(0.390, 0.020), (0.533, 0.030)],
-    [(0.315, 0.020), (0.422, 0.016)],
-    [(0.552, 0.025), (0.563, 0.025)],
-    [(0.653, 0.064), (0.472, 0.064)],
-    [(0.483, 0.058), (0.567, 0.029)],
-    [(0.413, 0.153), (0.667, 0.126)],
-    [(0.389, 0.105), (0.528, 0.064)],
-    [(0.556, 0.056), (0.778, 0.096)],
-    [(0.519, 0.032), (0.667, 0.056)],
-    [(0.318, 0.014), (0.569, 0.018)],
-    [(0.458, 0.005), (0.393, 0.040)],
-];
-
-/// Table A3, Overall score, PP and OP.
-const OVERALL: [[(f64, f64); 2]; 12] = [
-    [(0.420, 0.007), (0.480, 0.011)],
-    [(0.362, 0.016), (0.483, 0.020)],
-    [(0.326, 0.014), (0.403, 0.028)],
-    [(0.457, 0.017), (0.475, 0.033)],
-    [(0.459, 0.012), (0.415, 0.079)],
-    [(0.397, 0.029), (0.531, 0.053)],
-    [(0.319, 0.097), (0.604, 0.104)],
-    [(0.330, 0.081), (0.481, 0.020)],
-    [(0.514, 0.013), (0.680, 0.047)],
-    [(0.479, 0.032), (0.671, 0.036)],
-    [(0.332, 0.015), (0.544, 0.024)],
-    [(0.408, 0.017), (0.434, 0.002)],
-];
-
-/// Table A3, Werewolf's Objective means.
-const WEREWOLF_OBJECTIVE: [f64; 12] = [
-    0.333, 0.368, 0.167, 0.167, 0.500, 0.111, 0.000, 0.333, 0.556, 0.444, 0.183, 0.403,
-];
+/// Table A3's (mean, std) per script of one category (0 Objective … 3 Overall) and method.
+fn column(category: usize, method: usize) -> Vec<(f64, f64)> {
+    A3.iter().map(|s| s.scores[category][method]).collect()
+}
 
 /// PLAYER* evaluates every game three times (§4, Table A3's "mean ± std of 3 runs").
 fn runs((mean, std): (f64, f64)) -> RunSummary {
@@ -302,7 +229,10 @@ fn player_voting_row_is_the_unweighted_mean_and_sample_std_of_the_scripts() {
         (0.282, 0.308),
     ];
     for (method, (mean, std)) in published.into_iter().enumerate() {
-        let xs: Vec<f64> = VOTING.iter().map(|row| row[method]).collect();
+        let xs: Vec<f64> = A3
+            .iter()
+            .map(|s| s.voting.expect("Table A3 prints Voting")[method].0)
+            .collect();
         let (m, s) = formulas::wellplay_voting(&xs).expect("voting");
         assert!(
             prints_as(m, 3, mean) && prints_as(s, 3, std),
@@ -315,10 +245,11 @@ fn player_voting_row_is_the_unweighted_mean_and_sample_std_of_the_scripts() {
 fn player_overall_row_is_b3_weighted_by_possible_points_over_the_runs() {
     // Table A3, "Overall" row of the Overall block: PP .386 ± .057, OP .484 ± .072.
     for (method, (mean, std)) in [(0.386, 0.057), (0.484, 0.072)].into_iter().enumerate() {
-        let scripts: Vec<(RunSummary, f64)> = OVERALL
+        let overall = column(3, method);
+        let scripts: Vec<(RunSummary, f64)> = overall
             .iter()
-            .zip(QUESTIONS)
-            .map(|(row, q)| (runs(row[method]), possible(q)))
+            .zip(questions())
+            .map(|(&x, q)| (runs(x), possible(q)))
             .collect();
         let (m, s) = formulas::wellplay_overall(&scripts).expect("overall");
         assert!(
@@ -327,17 +258,17 @@ fn player_overall_row_is_b3_weighted_by_possible_points_over_the_runs() {
         );
         // B.3 over the per-script means alone gives the same mean and a narrower spread (.053 and
         // .067), and weighting by question count instead of points misses the mean (.389, .485).
-        let means: Vec<(f64, f64)> = OVERALL
+        let means: Vec<(f64, f64)> = overall
             .iter()
-            .zip(QUESTIONS)
-            .map(|(row, q)| (row[method].0, possible(q)))
+            .zip(questions())
+            .map(|(x, q)| (x.0, possible(q)))
             .collect();
         let (_, narrow) = stats::weighted_mean_std(&means).expect("b3");
         assert!(!prints_as(narrow, 3, std), "method {method}: {narrow}");
-        let by_count: Vec<(RunSummary, f64)> = OVERALL
+        let by_count: Vec<(RunSummary, f64)> = overall
             .iter()
-            .zip(QUESTIONS)
-            .map(|(row, q)| (runs(row[method]), q.iter().sum::<usize>() as f64))
+            .zip(questions())
+            .map(|(&x, q)| (runs(x), q.iter().sum::<usize>() as f64))
             .collect();
         let (wrong, _) = formulas::wellplay_overall(&by_count).expect("by count");
         assert!(!prints_as(wrong, 3, mean), "method {method}: {wrong}");
@@ -348,26 +279,27 @@ fn player_overall_row_is_b3_weighted_by_possible_points_over_the_runs() {
 fn player_category_rows_are_b3_weighted_by_question_count() {
     // The cells of Table A3's Objective and Reasoning rows that the per-script rows reproduce (the
     // others do not under any weighting tried; docs/metrics.md lists them).
-    let category = |rows: &[[(f64, f64); 2]; 12], method: usize, c: usize| {
-        let scripts: Vec<(RunSummary, usize)> = rows
-            .iter()
-            .zip(QUESTIONS)
-            .map(|(row, q)| (runs(row[method]), q[c]))
+    let category = |c: usize, method: usize| {
+        let scripts: Vec<(RunSummary, usize)> = column(c, method)
+            .into_iter()
+            .zip(questions())
+            .map(|(x, q)| (runs(x), q[c]))
             .collect();
         formulas::wellplay_category(&scripts).expect("category")
     };
-    let (m, _) = category(&OBJECTIVE, 0, 0);
+    let (m, _) = category(0, 0);
     assert!(prints_as(m, 3, 0.256), "PP Objective {m}");
-    let (_, s) = category(&OBJECTIVE, 1, 0);
+    let (_, s) = category(0, 1);
     assert!(prints_as(s, 3, 0.184), "OP Objective std {s}");
-    let (m, _) = category(&REASONING, 0, 1);
+    let (m, _) = category(1, 0);
     assert!(prints_as(m, 3, 0.417), "PP Reasoning {m}");
-    let (m, _) = category(&REASONING, 1, 1);
+    let (m, _) = category(1, 1);
     assert!(prints_as(m, 3, 0.508), "OP Reasoning {m}");
-    let werewolf: Vec<(RunSummary, usize)> = WEREWOLF_OBJECTIVE
-        .iter()
-        .zip(QUESTIONS)
-        .map(|(&x, q)| (runs((x, 0.0)), q[0]))
+    // Werewolf's Objective means alone (its spreads are not used here).
+    let werewolf: Vec<(RunSummary, usize)> = column(0, 2)
+        .into_iter()
+        .zip(questions())
+        .map(|((x, _), q)| (runs((x, 0.0)), q[0]))
         .collect();
     let (m, _) = formulas::wellplay_category(&werewolf).expect("werewolf");
     assert!(prints_as(m, 3, 0.293), "Werewolf Objective {m}");
