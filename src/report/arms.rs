@@ -38,6 +38,16 @@ pub struct Condition {
     pub settings: Vec<(String, String)>,
 }
 
+/// Whether the judge of `metric` graded anything in the game `r` records.
+fn graded(r: &GameResult, metric: &str) -> bool {
+    match metric {
+        "mirage" => r.mirage_scores.is_some(),
+        "factual" => r.factual.counts.values().any(|&n| n > 0),
+        "rationale" => r.rationale_score.is_some() || r.informed_accuracy.is_some(),
+        _ => true,
+    }
+}
+
 impl Condition {
     /// The condition a game was played under.
     pub fn of(r: &GameResult) -> Condition {
@@ -53,9 +63,10 @@ impl Condition {
             Value::Null => Vec::new(),
             other => vec![(String::new(), canonical_json(other))],
         };
-        // Games graded by different judges are different conditions, not repeats.
+        // Games graded by different judges are different conditions, not repeats; a judge that
+        // graded nothing in the game (MIRAGE's in a WellPlay game) tells nothing apart.
         let mut settings = settings;
-        for (metric, judge) in &r.judges {
+        for (metric, judge) in r.judges.iter().filter(|(m, _)| graded(r, m)) {
             settings.push((
                 format!("judge_{metric}"),
                 canonical_json(&Value::from(judge.as_str())),

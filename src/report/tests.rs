@@ -570,11 +570,20 @@ fn a_directory_without_results_is_an_error_naming_it() {
 
 #[test]
 fn games_judged_differently_are_different_conditions() {
-    let lexical = result("Inn", "player", 7);
-    let mut judged = result("Inn", "player", 7);
+    let mut lexical = result("Inn", "player", 7);
+    lexical.factual.counts.insert("own".to_string(), 4);
+    let mut judged = lexical.clone();
     judged
         .judges
         .insert("factual".to_string(), "llm:gpt-4o".to_string());
-    let g = Grouping::new(vec![record(lexical), record(judged)]);
+    let g = Grouping::new(vec![record(lexical.clone()), record(judged)]);
     assert_eq!(g.conditions.len(), 2, "a judge change is not a repeat");
+
+    // A judge that graded nothing in the game (MIRAGE's, in a WellPlay game) is no difference.
+    let mut other_judge = lexical.clone();
+    other_judge
+        .judges
+        .insert("mirage".to_string(), "llm:gpt-4o".to_string());
+    let g = Grouping::new(vec![record(lexical), record(other_judge)]);
+    assert_eq!(g.conditions.len(), 1, "the same condition, two repeats");
 }
