@@ -38,14 +38,11 @@ pub struct Condition {
     pub settings: Vec<(String, String)>,
 }
 
-/// Whether the judge of `metric` graded anything in the game `r` records.
+/// Whether the judge of `metric` can grade anything in a game of `r`'s protocol: MIRAGE's judge only
+/// in MIRAGE games. A property of the protocol, not of the game's script, so that one condition's
+/// games on two scripts (one with factual questions, one without) stay one condition.
 fn graded(r: &GameResult, metric: &str) -> bool {
-    match metric {
-        "mirage" => r.mirage_scores.is_some(),
-        "factual" => r.factual.counts.values().any(|&n| n > 0),
-        "rationale" => r.rationale_score.is_some() || r.informed_accuracy.is_some(),
-        _ => true,
-    }
+    metric != "mirage" || r.protocol == crate::game::Protocol::Mirage.as_str()
 }
 
 impl Condition {
@@ -64,7 +61,8 @@ impl Condition {
             other => vec![(String::new(), canonical_json(other))],
         };
         // Games graded by different judges are different conditions, not repeats; a judge that
-        // graded nothing in the game (MIRAGE's in a WellPlay game) tells nothing apart.
+        // cannot grade anything in the game's protocol (MIRAGE's in a WellPlay game) tells nothing
+        // apart.
         let mut settings = settings;
         for (metric, judge) in r.judges.iter().filter(|(m, _)| graded(r, m)) {
             settings.push((

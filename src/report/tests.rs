@@ -570,8 +570,7 @@ fn a_directory_without_results_is_an_error_naming_it() {
 
 #[test]
 fn games_judged_differently_are_different_conditions() {
-    let mut lexical = result("Inn", "player", 7);
-    lexical.factual.counts.insert("own".to_string(), 4);
+    let lexical = result("Inn", "player", 7);
     let mut judged = lexical.clone();
     judged
         .judges
