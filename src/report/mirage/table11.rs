@@ -49,27 +49,18 @@ pub fn table11(
     if arms.is_empty() {
         return None;
     }
-    let pct = Kind::MeanCi(2);
     let mut t = Table::new(
         ID,
         "MIRAGE Table 11 — results per script",
-        vec![
+        [
             Column::new("Script", "script", Kind::Text),
             Column::new("Type", "type", Kind::Text),
             Column::new("Model", "model", Kind::Text),
             Column::new("Games", "games", Kind::Number(0)),
-            Column::new("Env tokens", "env_tokens", Kind::Number(0)),
-            Column::new("Envs", "envs", Kind::Number(0)),
-            Column::new("User tokens", "user_tokens", Kind::Number(0)),
-            Column::new("Users", "users", Kind::Number(0)),
-            Column::new("Victory", "victory", pct),
-            Column::new("TII (suspicion share)", "tii_suspicion_share", pct),
-            Column::new("CIC", "cic", pct),
-            Column::new("CIC key", "cic_key", pct),
-            Column::new("ICI", "ici", pct),
-            Column::new("SCI", "sci", pct),
-            Column::new("Parse failures", "parse_failures", Kind::Number(1)),
-        ],
+        ]
+        .into_iter()
+        .chain(crate::report::tables::summary_columns())
+        .collect(),
     );
     t.note = format!(
         "Games played under the mirage protocol, one row per script × condition: Table 2's measures \

@@ -48,26 +48,17 @@ pub fn mirage_summary(
     if rows.is_empty() {
         return None;
     }
-    let pct = Kind::MeanCi(2);
     let mut t = Table::new(
         id,
         title,
-        vec![
+        [
             Column::new("Model", "model", Kind::Text),
             Column::new("Scripts", "scripts", Kind::Number(0)),
             Column::new("Games", "games", Kind::Number(0)),
-            Column::new("Env tokens", "env_tokens", Kind::Number(0)),
-            Column::new("Envs", "envs", Kind::Number(0)),
-            Column::new("User tokens", "user_tokens", Kind::Number(0)),
-            Column::new("Users", "users", Kind::Number(0)),
-            Column::new("Victory", "victory", pct),
-            Column::new("TII (suspicion share)", "tii_suspicion_share", pct),
-            Column::new("CIC", "cic", pct),
-            Column::new("CIC key", "cic_key", pct),
-            Column::new("ICI", "ici", pct),
-            Column::new("SCI", "sci", pct),
-            Column::new("Parse failures", "parse_failures", Kind::Number(1)),
-        ],
+        ]
+        .into_iter()
+        .chain(summary_columns())
+        .collect(),
     );
     t.note = format!(
         "Games played under the mirage protocol. Pooled over scripts as MIRAGE pools its per-script \
@@ -165,4 +156,23 @@ pub fn mirage_summary(
         );
     }
     Some(t)
+}
+
+/// Table 2's measure columns, which Table 11 (per script) and Tables 9 and 10 share: tokens and
+/// requests, then Victory, TII, CIC, CIC key, ICI and SCI (×100, with intervals) and parse failures.
+pub fn summary_columns() -> Vec<Column> {
+    let pct = Kind::MeanCi(2);
+    vec![
+        Column::new("Env tokens", "env_tokens", Kind::Number(0)),
+        Column::new("Envs", "envs", Kind::Number(0)),
+        Column::new("User tokens", "user_tokens", Kind::Number(0)),
+        Column::new("Users", "users", Kind::Number(0)),
+        Column::new("Victory", "victory", pct),
+        Column::new("TII (suspicion share)", "tii_suspicion_share", pct),
+        Column::new("CIC", "cic", pct),
+        Column::new("CIC key", "cic_key", pct),
+        Column::new("ICI", "ici", pct),
+        Column::new("SCI", "sci", pct),
+        Column::new("Parse failures", "parse_failures", Kind::Number(1)),
+    ]
 }

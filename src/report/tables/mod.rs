@@ -38,7 +38,7 @@ mod mirage;
 
 pub use choice::{choice, player_table_a3};
 pub use cost::{cost, player_table_a5};
-pub use mirage::{mirage_summary, mirage_table2};
+pub use mirage::{mirage_summary, mirage_table2, summary_columns};
 
 /// Decimals of accuracies and rates (the papers print three).
 const RATE: usize = 3;
