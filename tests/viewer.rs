@@ -404,6 +404,82 @@ fn bad_requests_are_refused_with_their_reason() {
     assert_eq!(get(&format!("{}/assets/nope.js", f.base)).0, 404);
 }
 
+#[test]
+fn while_a_sweep_runs_its_counters_move() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let file = tmp.path().join("sweep.toml");
+    // Games one at a time, each call a few milliseconds late: the sweep lasts a few seconds.
+    let text = format!(
+        "name = \"slow\"\nout = \"{}\"\nscripts = [\"{}\"]\nrepeats = 4\nseed = 1\nconcurrency = 1\n\
+         [game]\nprotocol = \"wellplay\"\nrounds = 1\nframework = \"ocot\"\nmodel = \"sim\"\n\
+         [evaluation]\nrepeats = 1\n[models.sim]\nprovider = \"simulated\"\nlatency_ms = 2\n",
+        tmp.path().join("run").display(),
+        example("night-ferry.toml"),
+    );
+    std::fs::write(&file, text).expect("sweep file");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sweep = runtime.spawn(async move {
+        sweep::run(
+            &file,
+            RunOptions {
+                progress: false,
+                ..RunOptions::default()
+            },
+        )
+        .await
+    });
+    // The viewer needs the store: wait for the sweep to create it.
+    let db = tmp.path().join("run").join("sleuth.db");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !db.is_file() {
+        assert!(Instant::now() < deadline, "the sweep never made its store");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let base = runtime.block_on(async {
+        let server = sleuth::view::start(sleuth::view::ViewConfig {
+            root: tmp.path().join("run"),
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            token: None,
+        })
+        .await
+        .expect("the viewer starts");
+        format!("http://{}", server.addr)
+    });
+    // Poll as the page does; note every (done, live calls) seen while it ran.
+    let mut seen: Vec<(u64, u64, String)> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !sweep.is_finished() {
+        assert!(Instant::now() < deadline, "the sweep did not end: {seen:?}");
+        let (_, body) = page(&format!("{base}/api/runs"));
+        let v: Value = serde_json::from_str(&body).expect("JSON");
+        let s = &v["sweeps"][0];
+        if let (Some(done), Some(calls)) = (s["done"].as_u64(), s["sums"]["live_calls"].as_u64()) {
+            let state = s["status"].as_str().unwrap_or("").to_string();
+            if seen.last().map(|l| (l.0, l.1)) != Some((done, calls)) {
+                seen.push((done, calls, state));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let report = runtime
+        .block_on(sweep)
+        .expect("the sweep's task")
+        .expect("the sweep");
+    assert_eq!(report.counts.get(GameState::Done), 4);
+    let running: Vec<_> = seen.iter().filter(|s| s.2 == "running").collect();
+    assert!(running.len() >= 3, "the figures moved while it ran: {seen:?}");
+    let dones: BTreeSet<u64> = running.iter().map(|s| s.0).collect();
+    assert!(dones.len() >= 2, "games finished while it was watched: {seen:?}");
+    assert!(
+        running.windows(2).all(|w| w[0].1 <= w[1].1 && w[0].0 <= w[1].0),
+        "counters only grow: {seen:?}"
+    );
+}
+
 /// Starts `sleuth view` on `listen` with `env`, returning the child and its address.
 fn spawn_view(dir: &Path, listen: &str, env: &[(&str, &str)]) -> (Child, String) {
     use std::io::BufRead;

@@ -192,8 +192,8 @@ pub async fn folder_games(State(st): State<AppState>, uri: Uri) -> Result<Respon
 }
 
 /// `GET /api/runs`.
-pub async fn api_runs(State(st): State<AppState>) -> Json<Arc<Live>> {
-    Json(st.live())
+pub async fn api_runs(State(st): State<AppState>) -> Json<Live> {
+    Json((*st.live()).clone())
 }
 
 /// One arm of the grid.

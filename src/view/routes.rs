@@ -34,7 +34,7 @@ use super::tables::ReportView;
 use super::totals::{Live, Shared};
 
 /// The header a list fragment names its continuation in.
-pub const NEXT: HeaderName = HeaderName::from_static("x-next");
+pub const NEXT: &str = "x-next";
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -119,7 +119,7 @@ impl IntoResponse for PageError {
 pub fn fragment(html: String, next: Option<String>) -> Response {
     let mut resp = Html(html).into_response();
     if let Some(v) = next.and_then(|n| HeaderValue::from_str(&n).ok()) {
-        resp.headers_mut().insert(NEXT, v);
+        resp.headers_mut().insert(HeaderName::from_static(NEXT), v);
     }
     resp
 }
