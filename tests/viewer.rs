@@ -246,7 +246,7 @@ fn the_sweep_page_has_the_grid_the_report_and_the_failed_game_with_its_reason() 
     for label in ["framework=player", "model=flaky"] {
         assert!(html.contains(label), "arm {label} missing: {html}");
     }
-    assert!(html.contains("night-ferry.toml"));
+    assert!(html.contains("The Last Crossing of the Marigold"), "the script");
     assert!(html.contains("id=\"failed\""));
     let failed: Vec<String> = games(&f.run)
         .into_iter()
@@ -439,15 +439,23 @@ fn while_a_sweep_runs_its_counters_move() {
         assert!(Instant::now() < deadline, "the sweep never made its store");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // …and its schema (the file exists a moment before its tables).
     let base = runtime.block_on(async {
-        let server = sleuth::view::start(sleuth::view::ViewConfig {
-            root: tmp.path().join("run"),
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            token: None,
-        })
-        .await
-        .expect("the viewer starts");
-        format!("http://{}", server.addr)
+        loop {
+            let started = sleuth::view::start(sleuth::view::ViewConfig {
+                root: tmp.path().join("run"),
+                listen: "127.0.0.1:0".parse().expect("addr"),
+                token: None,
+            })
+            .await;
+            match started {
+                Ok(server) => break format!("http://{}", server.addr),
+                Err(sleuth::view::ViewError::Store { .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Err(e) => panic!("the viewer does not start: {e}"),
+            }
+        }
     });
     // Poll as the page does; note every (done, live calls) seen while it ran.
     let mut seen: Vec<(u64, u64, String)> = Vec::new();

@@ -28,7 +28,6 @@ pub fn environment() -> Result<Environment<'static>, minijinja::Error> {
     env.add_filter("usd", usd);
     env.add_filter("pct", pct);
     env.add_filter("short", short);
-    env.add_filter("basename", basename);
     env.add_filter("urlencode", urlencode);
     Ok(env)
 }
@@ -82,11 +81,6 @@ fn short(v: String) -> String {
     v.chars().take(12).collect()
 }
 
-/// The last component of a path.
-fn basename(v: String) -> String {
-    v.rsplit(['/', '\\']).next().unwrap_or(&v).to_string()
-}
-
 /// What a query-string component keeps as it is: RFC 3986's unreserved characters.
 pub const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'-')
@@ -112,7 +106,6 @@ mod tests {
         assert_eq!(usd(Value::from(0.00123)), "$0.0012");
         assert_eq!(usd(Value::from(12.5)), "$12.50");
         assert_eq!(pct(Value::from(0.5)), "50.0 %");
-        assert_eq!(basename("a/b/c.toml".into()), "c.toml");
         assert_eq!(urlencode("a-b c/ü".into()), "a-b%20c%2F%C3%BC");
     }
 }
