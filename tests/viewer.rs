@@ -121,7 +121,10 @@ fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>, String
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let resp = req.send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
+        let resp = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
         let status = resp.status().as_u16();
         let next = resp
             .headers()
@@ -202,7 +205,10 @@ fn live(base: &str) -> Value {
         if v["sweeps"][0]["sums"]["live_calls"].as_u64().unwrap_or(0) > 0 {
             return v;
         }
-        assert!(Instant::now() < deadline, "the ledger was never summed: {v}");
+        assert!(
+            Instant::now() < deadline,
+            "the ledger was never summed: {v}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -246,7 +252,10 @@ fn the_sweep_page_has_the_grid_the_report_and_the_failed_game_with_its_reason() 
     for label in ["framework=player", "model=flaky"] {
         assert!(html.contains(label), "arm {label} missing: {html}");
     }
-    assert!(html.contains("The Last Crossing of the Marigold"), "the script");
+    assert!(
+        html.contains("The Last Crossing of the Marigold"),
+        "the script"
+    );
     assert!(html.contains("id=\"failed\""));
     let failed: Vec<String> = games(&f.run)
         .into_iter()
@@ -255,7 +264,10 @@ fn the_sweep_page_has_the_grid_the_report_and_the_failed_game_with_its_reason() 
         .collect();
     assert_eq!(failed.len(), 1);
     assert!(html.contains(&format!("/game?id={}", failed[0])));
-    assert!(html.contains("gave up after"), "the failure's reason is shown");
+    assert!(
+        html.contains("gave up after"),
+        "the failure's reason is shown"
+    );
     // Rows of one state, as the "Load more" button fetches them.
     let (next, rows) = page(&format!("{}/sweep/games?id=t&state=done", f.base));
     assert_eq!(next, None, "two games fit one page");
@@ -320,7 +332,10 @@ fn as_seen_by_a_character_the_others_private_events_are_gone() {
         .iter()
         .flat_map(|o| o.split('|').map(str::to_string))
         .collect();
-    assert!(characters.len() >= 2, "private events of several characters: {only:?}");
+    assert!(
+        characters.len() >= 2,
+        "private events of several characters: {only:?}"
+    );
     let me = characters.iter().next().expect("a character").clone();
     let (_, mine) = page(&format!("{}/game?id={id}&as={}", f.base, enc(&me)));
     let seen = attrs(&mine, "data-only");
@@ -479,11 +494,19 @@ fn while_a_sweep_runs_its_counters_move() {
         .expect("the sweep");
     assert_eq!(report.counts.get(GameState::Done), 4);
     let running: Vec<_> = seen.iter().filter(|s| s.2 == "running").collect();
-    assert!(running.len() >= 3, "the figures moved while it ran: {seen:?}");
-    let dones: BTreeSet<u64> = running.iter().map(|s| s.0).collect();
-    assert!(dones.len() >= 2, "games finished while it was watched: {seen:?}");
     assert!(
-        running.windows(2).all(|w| w[0].1 <= w[1].1 && w[0].0 <= w[1].0),
+        running.len() >= 3,
+        "the figures moved while it ran: {seen:?}"
+    );
+    let dones: BTreeSet<u64> = running.iter().map(|s| s.0).collect();
+    assert!(
+        dones.len() >= 2,
+        "games finished while it was watched: {seen:?}"
+    );
+    assert!(
+        running
+            .windows(2)
+            .all(|w| w[0].1 <= w[1].1 && w[0].0 <= w[1].0),
         "counters only grow: {seen:?}"
     );
 }
@@ -568,7 +591,11 @@ fn off_loopback_the_viewer_needs_its_token_and_refuses_requests_without_it() {
     assert_eq!(location, "/sweep?id=t");
     assert!(cookie.starts_with("sleuth_token=t0ken-x;") && cookie.contains("HttpOnly"));
     assert_eq!(
-        get_with(&format!("{base}/sweep?id=t"), &[("cookie", "sleuth_token=t0ken-x")]).0,
+        get_with(
+            &format!("{base}/sweep?id=t"),
+            &[("cookie", "sleuth_token=t0ken-x")]
+        )
+        .0,
         200
     );
     let _ = child.kill();
@@ -881,6 +908,8 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
     b.wait("the game page", || b.url().contains("/game?id="));
     b.find("#timeline li.ev");
     b.screenshot("game");
+    b.run_js("document.querySelector('#timeline').scrollIntoView()");
+    b.screenshot("game-timeline");
     // Another character's private event, before filtering.
     let private = b.all("#timeline li.ev[data-only]");
     assert!(private.len() >= 2);
@@ -888,7 +917,11 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
         .iter()
         .filter_map(|e| b.attr(e, "data-only"))
         .collect();
-    let me = owners[0].split('|').next().expect("a character").to_string();
+    let me = owners[0]
+        .split('|')
+        .next()
+        .expect("a character")
+        .to_string();
     let (other_event, other) = private
         .iter()
         .zip(&owners)
@@ -908,6 +941,7 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
         let o = b.attr(&e, "data-only").unwrap_or_default();
         assert!(o.split('|').any(|w| w == me), "as {me}: an event for {o}");
     }
+    b.run_js("document.querySelector('form.filter').scrollIntoView()");
     b.screenshot("game-as-character");
 
     // Open the first model call: its reply is fetched and shown.

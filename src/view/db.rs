@@ -184,7 +184,12 @@ pub fn games(
     );
     let mut st = c.prepare(&sql)?;
     let rows = st.query_map(
-        params![sweep, state, limit as i64, offset.min(i64::MAX as u64) as i64],
+        params![
+            sweep,
+            state,
+            limit as i64,
+            offset.min(i64::MAX as u64) as i64
+        ],
         game_from,
     )?;
     rows.collect()

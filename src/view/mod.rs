@@ -86,8 +86,7 @@ pub async fn start(cfg: ViewConfig) -> Result<Server, ViewError> {
         source,
     })?;
     totals::spawn_refresh(state.source.clone(), state.live.clone());
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app).await.map_err(ViewError::Serve)
-    });
+    let task =
+        tokio::spawn(async move { axum::serve(listener, app).await.map_err(ViewError::Serve) });
     Ok(Server { addr, task })
 }

@@ -217,7 +217,10 @@ struct Cell {
     total: u64,
 }
 
-fn arms(grid: &[db::GridCell], live: Option<&super::totals::SweepLive>) -> (Vec<String>, Vec<ArmRow>) {
+fn arms(
+    grid: &[db::GridCell],
+    live: Option<&super::totals::SweepLive>,
+) -> (Vec<String>, Vec<ArmRow>) {
     let mut scripts: Vec<String> = Vec::new();
     let mut order: Vec<(String, String)> = Vec::new();
     for c in grid {
@@ -413,7 +416,10 @@ async fn game_files(st: &AppState, id: &str) -> Result<GameFiles, PageError> {
                 .read(move |c| Ok((db::game(c, &id2)?, db::result(c, &id2)?)))
                 .await?;
             let row = row.ok_or_else(|| PageError::NotFound(format!("no game {id}")))?;
-            (Some(row), result.and_then(|r| serde_json::from_str(&r).ok()))
+            (
+                Some(row),
+                result.and_then(|r| serde_json::from_str(&r).ok()),
+            )
         }
         None => {
             if !dir.is_dir() {
@@ -495,11 +501,10 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
     };
     let (page, next) = if has_transcript {
         let path = g.transcript.clone();
-        let from_file = tokio::task::spawn_blocking(move || {
-            timeline::characters(&path, CHARACTER_SCAN)
-        })
-        .await
-        .map_err(|e| PageError::Internal(e.to_string()))?;
+        let from_file =
+            tokio::task::spawn_blocking(move || timeline::characters(&path, CHARACTER_SCAN))
+                .await
+                .map_err(|e| PageError::Internal(e.to_string()))?;
         for c in from_file {
             if !characters.contains(&c) {
                 characters.push(c);
@@ -519,9 +524,7 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         None => None,
     };
     let calls_next = calls.as_ref().and_then(|c| calls_next(&id, 0, c.len()));
-    let (events, unreadable) = page
-        .map(|p| (p.events, p.unreadable))
-        .unwrap_or_default();
+    let (events, unreadable) = page.map(|p| (p.events, p.unreadable)).unwrap_or_default();
     html(st.render(
         "game.html",
         context! {

@@ -56,7 +56,9 @@ impl Source {
         if self.db.is_some() {
             let ok = !id.is_empty()
                 && id.len() <= 128
-                && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
             return ok.then(|| self.root.join("games").join(id));
         }
         let rel = Path::new(id);

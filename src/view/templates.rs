@@ -8,7 +8,10 @@ use minijinja::{Environment, Value};
 const TEMPLATES: [(&str, &str); 10] = [
     ("base.html", include_str!("templates/base.html")),
     ("runs.html", include_str!("templates/runs.html")),
-    ("folder_rows.html", include_str!("templates/folder_rows.html")),
+    (
+        "folder_rows.html",
+        include_str!("templates/folder_rows.html"),
+    ),
     ("sweep.html", include_str!("templates/sweep.html")),
     ("game_rows.html", include_str!("templates/game_rows.html")),
     ("game.html", include_str!("templates/game.html")),

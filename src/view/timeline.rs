@@ -243,15 +243,9 @@ mod tests {
         let lines: Vec<String> = (0..5).map(|i| event(i, "host", "host", None)).collect();
         let f = transcript(&lines, "");
         let p1 = read_page(f.path(), 0, 2, &Filter::default()).expect("page 1");
-        assert_eq!(
-            p1.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
-            [0, 1]
-        );
+        assert_eq!(p1.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [0, 1]);
         let p2 = read_page(f.path(), p1.next.expect("more"), 2, &Filter::default()).expect("p2");
-        assert_eq!(
-            p2.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
-            [2, 3]
-        );
+        assert_eq!(p2.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3]);
         let p3 = read_page(f.path(), p2.next.expect("more"), 2, &Filter::default()).expect("p3");
         assert_eq!(p3.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [4]);
         assert_eq!(p3.next, None);

@@ -134,7 +134,10 @@ impl Fold {
              WHERE id > ?1 AND id <= ?2 GROUP BY sweep, arm, phase, source",
         )?;
         let rows = st.query_map(params![self.last_id, max], |r| {
-            let n = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
+            let n = |i: usize| {
+                r.get::<_, Option<i64>>(i)
+                    .map(|v| v.unwrap_or(0).max(0) as u64)
+            };
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -298,7 +301,10 @@ mod tests {
             ],
         );
         f.advance(&c).expect("first pass");
-        ledger(&c, &[("s", "b", "live", 5, 0.25), ("t", "a", "live", 1, 1.0)]);
+        ledger(
+            &c,
+            &[("s", "b", "live", 5, 0.25), ("t", "a", "live", 1, 1.0)],
+        );
         f.advance(&c).expect("second pass");
         f.advance(&c).expect("nothing new");
         let (all, by_arm) = f.of("s");
