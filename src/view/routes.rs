@@ -36,6 +36,10 @@ use super::totals::{Live, Shared};
 /// The header a list fragment names its continuation in.
 pub const NEXT: &str = "x-next";
 
+/// The last report built per key (a sweep, or the folder), with the number of finished games it was
+/// built on.
+pub type Reports = Arc<Mutex<HashMap<String, (u64, Arc<ReportView>)>>>;
+
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
@@ -45,7 +49,7 @@ pub struct AppState {
     pub env: Arc<Environment<'static>>,
     /// The last report built per key (a sweep, or the folder) with the number of finished games it
     /// was built on: rebuilt only when more games have finished. One entry per sweep.
-    pub reports: Arc<Mutex<HashMap<String, (u64, Arc<ReportView>)>>>,
+    pub reports: Reports,
 }
 
 impl AppState {

@@ -37,10 +37,7 @@ impl Filter {
         self.as_character
             .as_deref()
             .is_none_or(|who| e.visible_to.includes(who))
-            && self
-                .kinds
-                .as_ref()
-                .is_none_or(|k| k.iter().any(|k| *k == e.kind))
+            && self.kinds.as_ref().is_none_or(|k| k.contains(&e.kind))
     }
 }
 
