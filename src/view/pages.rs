@@ -362,27 +362,36 @@ pub async fn report(State(st): State<AppState>, uri: Uri) -> Result<Html<String>
                 .map_err(|e| PageError::Internal(e.to_string()))?
         }
     };
-    let cached = st
-        .reports
-        .lock()
-        .ok()
-        .and_then(|m| m.get(&key).cloned())
-        .filter(|(n, _)| *n == finished && finished > 0)
-        .map(|(_, r)| r);
-    let built: Result<Arc<ReportView>, String> = match cached {
+    let cached = |st: &AppState| {
+        st.reports
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+            .filter(|(n, _)| *n == finished && finished > 0)
+            .map(|(_, r)| r)
+    };
+    let built: Result<Arc<ReportView>, String> = match cached(&st) {
         Some(r) => Ok(r),
         None => {
-            let root = st.source.root.clone();
-            let r = tokio::task::spawn_blocking(move || tables::build(&root))
-                .await
-                .map_err(|e| PageError::Internal(e.to_string()))?;
-            r.map(|r| {
-                let r = Arc::new(r);
-                if let Ok(mut m) = st.reports.lock() {
-                    m.insert(key, (finished, r.clone()));
+            // One build at a time: a report of thousands of games takes seconds of CPU, and
+            // requests that arrive meanwhile wait for it and then find it built.
+            let _building = st.building.lock().await;
+            match cached(&st) {
+                Some(r) => Ok(r),
+                None => {
+                    let root = st.source.root.clone();
+                    let r = tokio::task::spawn_blocking(move || tables::build(&root))
+                        .await
+                        .map_err(|e| PageError::Internal(e.to_string()))?;
+                    r.map(|r| {
+                        let r = Arc::new(r);
+                        if let Ok(mut m) = st.reports.lock() {
+                            m.insert(key.clone(), (finished, r.clone()));
+                        }
+                        r
+                    })
                 }
-                r
-            })
+            }
         }
     };
     match built {

@@ -50,6 +50,8 @@ pub struct AppState {
     /// The last report built per key (a sweep, or the folder) with the number of finished games it
     /// was built on: rebuilt only when more games have finished. One entry per sweep.
     pub reports: Reports,
+    /// Held while a report is built, so that only one is built at a time.
+    pub building: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AppState {
@@ -67,6 +69,7 @@ impl AppState {
                 env
             })),
             reports: Arc::new(Mutex::new(HashMap::new())),
+            building: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 
