@@ -294,6 +294,10 @@ fn a_game_page_shows_the_outcome_and_pages_through_the_whole_transcript() {
     for voter in result["votes"].as_object().expect("votes").keys() {
         assert!(html.contains(voter.as_str()), "voter {voter}");
     }
+    // PLAYER*'s suspicion over the rounds, from the pruner's events.
+    assert_eq!(result["framework"], "player", "the first game is the PLAYER* arm's");
+    assert!(html.contains("Suspicion and trust"));
+    assert!(html.contains("<svg class=\"chart\"") && html.contains("<polyline"));
     // Page through the transcript by its cursor: every event once, in order, no page too big.
     let mut seqs: Vec<u64> = attrs(&html, "data-seq")
         .iter()
@@ -908,6 +912,9 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
     b.wait("the game page", || b.url().contains("/game?id="));
     b.find("#timeline li.ev");
     b.screenshot("game");
+    b.find(".charts svg.chart polyline");
+    b.run_js("document.querySelector('.charts').scrollIntoView()");
+    b.screenshot("game-charts");
     b.run_js("document.querySelector('#timeline').scrollIntoView()");
     b.screenshot("game-timeline");
     // Another character's private event, before filtering.

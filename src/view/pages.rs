@@ -12,6 +12,7 @@ use axum::Json;
 use minijinja::context;
 use serde::Serialize;
 
+use super::chart;
 use super::db::{self, GameInfo, SweepInfo};
 use super::routes::{fragment, AppState, PageError};
 use super::tables::{self, ReportView};
@@ -525,6 +526,7 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
     } else {
         (None, None)
     };
+    let charts = charts(g.result.as_ref(), &g.transcript).await?;
     let calls = match &st.source.db {
         Some(db) => {
             let id2 = id.clone();
@@ -538,9 +540,36 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         "game.html",
         context! {
             game_id => id, row => g.row, r => g.result, has_transcript, characters, as_character,
-            events, unreadable, next, more => false, prev_stage => "", calls, calls_next,
+            events, unreadable, next, more => false, prev_stage => "", calls, calls_next, charts,
         },
     ))
+}
+
+/// A game's suspicion and trust charts as (title, SVG): MIRAGE's from its result, PLAYER*'s from the
+/// pruner's events in its transcript (read only for games where a PLAYER* agent played).
+async fn charts(
+    result: Option<&serde_json::Value>,
+    transcript: &Path,
+) -> Result<Vec<(String, String)>, PageError> {
+    let Some(r) = result else {
+        return Ok(Vec::new());
+    };
+    let mut charts = chart::mirage(r);
+    let player = ["framework", "murderer_framework"]
+        .iter()
+        .any(|k| r.get(*k).and_then(|v| v.as_str()) == Some("player"));
+    if player && transcript.is_file() {
+        let path = transcript.to_path_buf();
+        charts.extend(
+            tokio::task::spawn_blocking(move || chart::player(&path))
+                .await
+                .map_err(|e| PageError::Internal(e.to_string()))?,
+        );
+    }
+    Ok(charts
+        .iter()
+        .map(|c| (c.title.clone(), chart::svg(c)))
+        .collect())
 }
 
 /// `GET /game/events?id=&after=&as=&stage=&view=answers`.
