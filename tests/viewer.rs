@@ -913,7 +913,7 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
     b.find("#timeline li.ev");
     b.screenshot("game");
     b.find(".charts svg.chart polyline");
-    b.run_js("document.querySelector('.charts').scrollIntoView()");
+    b.run_js("document.querySelector('.charts').parentElement.scrollIntoView()");
     b.screenshot("game-charts");
     b.run_js("document.querySelector('#timeline').scrollIntoView()");
     b.screenshot("game-timeline");
