@@ -295,7 +295,10 @@ fn a_game_page_shows_the_outcome_and_pages_through_the_whole_transcript() {
         assert!(html.contains(voter.as_str()), "voter {voter}");
     }
     // PLAYER*'s suspicion over the rounds, from the pruner's events.
-    assert_eq!(result["framework"], "player", "the first game is the PLAYER* arm's");
+    assert_eq!(
+        result["framework"], "player",
+        "the first game is the PLAYER* arm's"
+    );
     assert!(html.contains("Suspicion and trust"));
     assert!(html.contains("<svg class=\"chart\"") && html.contains("<polyline"));
     // Page through the transcript by its cursor: every event once, in order, no page too big.
