@@ -370,10 +370,12 @@ fn as_seen_by_a_character_the_others_private_events_are_gone() {
 fn every_model_call_opens_with_its_reply_from_the_cache() {
     let f = fixture();
     let id = done_game(&f.run);
-    let (_, html) = page(&format!("{}/game?id={id}", f.base));
+    let (_, game) = page(&format!("{}/game?id={id}", f.base));
+    assert!(game.contains(&format!("data-load=\"/game/calls?id={id}&offset=0\"")));
+    let (next, html) = page(&format!("{}/game/calls?id={id}&offset=0", f.base));
     let calls = attrs(&html, "data-call");
     assert_eq!(calls.len(), 50, "the first page of calls");
-    assert!(html.contains(&format!("/game/calls?id={id}&offset=50")));
+    assert_eq!(next, Some(format!("/game/calls?id={id}&offset=50")));
     let call: i64 = calls[0].parse().expect("call id");
     let c = store(&f.run);
     let (key, purpose): (String, String) = c

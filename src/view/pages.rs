@@ -527,20 +527,15 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         (None, None)
     };
     let charts = charts(g.result.as_ref(), &g.transcript).await?;
-    let calls = match &st.source.db {
-        Some(db) => {
-            let id2 = id.clone();
-            Some(db.read(move |c| db::calls(c, &id2, PAGE_ROWS, 0)).await?)
-        }
-        None => None,
-    };
-    let calls_next = calls.as_ref().and_then(|c| calls_next(&id, 0, c.len()));
+    // The calls arrive after the page (`/game/calls`): the ledger has no index by game, so their
+    // query scans it, and the page must not wait for that on a large sweep.
+    let has_ledger = st.source.db.is_some();
     let (events, unreadable) = page.map(|p| (p.events, p.unreadable)).unwrap_or_default();
     html(st.render(
         "game.html",
         context! {
             game_id => id, row => g.row, r => g.result, has_transcript, characters, as_character,
-            events, unreadable, next, more => false, prev_stage => "", calls, calls_next, charts,
+            events, unreadable, next, more => false, prev_stage => "", has_ledger, charts,
         },
     ))
 }
@@ -620,7 +615,7 @@ pub async fn game_calls(State(st): State<AppState>, uri: Uri) -> Result<Response
         .await?;
     let next = calls_next(&id, offset, calls.len());
     Ok(fragment(
-        st.render("calls.html", context! { calls, game_id => id })?,
+        st.render("calls.html", context! { calls, game_id => id, offset })?,
         next,
     ))
 }

@@ -46,7 +46,9 @@ pub struct AppState {
     pub source: Source,
     pub token: Token,
     pub live: Shared,
-    pub env: Arc<Environment<'static>>,
+    /// The templates, or why they did not compile (a bug in the build, which a unit test catches:
+    /// every page then answers with it rather than the server panicking).
+    pub env: Arc<Result<Environment<'static>, String>>,
     /// The last report built per key (a sweep, or the folder) with the number of finished games it
     /// was built on: rebuilt only when more games have finished. One entry per sweep.
     pub reports: Reports,
@@ -60,14 +62,7 @@ impl AppState {
             source,
             token,
             live: Arc::new(RwLock::new(Arc::new(Live::default()))),
-            // The templates are part of the binary and checked by a unit test: a failure here is a
-            // bug in the build, reported on every page rather than by a panic.
-            env: Arc::new(super::templates::environment().unwrap_or_else(|e| {
-                let mut env = Environment::new();
-                let msg = format!("template error: {e}");
-                env.add_global("template_error", msg);
-                env
-            })),
+            env: Arc::new(super::templates::environment().map_err(|e| format!("{e:#}"))),
             reports: Arc::new(Mutex::new(HashMap::new())),
             building: Arc::new(tokio::sync::Mutex::new(())),
         }
@@ -84,8 +79,12 @@ impl AppState {
     /// Renders a template with `ctx` (plus the run directory as `root`).
     pub fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, PageError> {
         let ctx = minijinja::context! { root => self.source.root.display().to_string(), ..ctx };
-        self.env
-            .get_template(name)
+        let env = self
+            .env
+            .as_ref()
+            .as_ref()
+            .map_err(|e| PageError::Internal(format!("the templates do not compile: {e}")))?;
+        env.get_template(name)
             .and_then(|t| t.render(ctx))
             .map_err(|e| PageError::Internal(format!("rendering {name}: {e:#}")))
     }
