@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 scripts/ensure-promtool.sh
 scripts/ensure-fonts.sh
 scripts/ensure-redis.sh
+scripts/ensure-chromium.sh
 scripts/ensure-llama.sh >/dev/null
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

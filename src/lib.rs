@@ -23,3 +23,4 @@ pub mod telemetry;
 pub mod text;
 pub mod tls;
 pub mod transcript;
+pub mod view;

@@ -16,6 +16,7 @@ mod script;
 mod stats;
 mod summary;
 mod sweep;
+mod view;
 
 use anyhow::Result;
 use clap::parser::ValueSource;
@@ -29,6 +30,7 @@ pub use questions::{GenerateArgs, QuestionsCommand};
 pub use report::ReportArgs;
 pub use script::{summary, ScriptCommand};
 pub use sweep::SweepCommand;
+pub use view::ViewArgs;
 
 /// sleuth: plays LLM murder-mystery games (Jubensha) and evaluates the agents.
 #[derive(Debug, Parser)]
@@ -73,6 +75,9 @@ pub enum Command {
     Workers(cluster::WorkersArgs),
     /// Download a cluster sweep's results to a directory `sleuth report` reads.
     Results(cluster::ResultsArgs),
+    /// Browse a run directory in a web browser: sweeps with live progress and cost, each game's
+    /// transcript as every character saw it, its evaluation and its model calls.
+    View(ViewArgs),
 }
 
 impl Cli {
@@ -129,6 +134,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Cancel(a) => cluster::cancel(a).await,
         Command::Workers(a) => cluster::workers(a).await,
         Command::Results(a) => cluster::results(a).await,
+        Command::View(a) => view::run(a).await,
     }
 }
 
