@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS ledger (
 );
 CREATE INDEX IF NOT EXISTS ledger_by_sweep ON ledger (sweep);
 CREATE INDEX IF NOT EXISTS ledger_by_run ON ledger (run);
+CREATE INDEX IF NOT EXISTS ledger_by_game ON ledger (game, id);
 ";
 
 /// Jobs committed together at most; bounds the time one batch holds its waiters.
