@@ -284,14 +284,18 @@ fn state_filter(q: &Query) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The run directory's store: the sweep pages need one (a folder of games has none).
+fn sweep_store(st: &AppState) -> Result<Arc<super::db::Db>, PageError> {
+    st.source
+        .db
+        .clone()
+        .ok_or_else(|| PageError::NotFound("this run directory has no sweep store".into()))
+}
+
 /// `GET /sweep?id=&state=`.
 pub async fn sweep(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, PageError> {
     let q = query(&uri);
-    let db = st
-        .source
-        .db
-        .clone()
-        .ok_or_else(|| PageError::NotFound("this run directory has no sweep store".into()))?;
+    let db = sweep_store(&st)?;
     let id = required(&q, "id")?.to_string();
     let state = state_filter(&q);
     let (id2, state2) = (id.clone(), state.clone());
@@ -326,11 +330,7 @@ pub async fn sweep(State(st): State<AppState>, uri: Uri) -> Result<Html<String>,
 /// `GET /sweep/games?id=&state=&offset=`.
 pub async fn sweep_games(State(st): State<AppState>, uri: Uri) -> Result<Response, PageError> {
     let q = query(&uri);
-    let db = st
-        .source
-        .db
-        .clone()
-        .ok_or_else(|| PageError::NotFound("this run directory has no sweep store".into()))?;
+    let db = sweep_store(&st)?;
     let id = required(&q, "id")?.to_string();
     let state = state_filter(&q);
     let offset = number(&q, "offset")?;

@@ -40,6 +40,19 @@ pub struct Sums {
     pub usd: f64,
 }
 
+impl std::ops::AddAssign for Sums {
+    fn add_assign(&mut self, o: Self) {
+        self.live_calls += o.live_calls;
+        self.batch_calls += o.batch_calls;
+        self.cache_hits += o.cache_hits;
+        self.retries += o.retries;
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.cached_tokens += o.cached_tokens;
+        self.usd += o.usd;
+    }
+}
+
 impl Sums {
     fn add(&mut self, source: &str, g: &Group) {
         match source {
@@ -172,14 +185,7 @@ impl Fold {
         let by_arm = self.sums.get(sweep).cloned().unwrap_or_default();
         let mut all = Sums::default();
         for s in by_arm.values().flat_map(|p| p.values()) {
-            all.live_calls += s.live_calls;
-            all.batch_calls += s.batch_calls;
-            all.cache_hits += s.cache_hits;
-            all.retries += s.retries;
-            all.prompt_tokens += s.prompt_tokens;
-            all.completion_tokens += s.completion_tokens;
-            all.cached_tokens += s.cached_tokens;
-            all.usd += s.usd;
+            all += *s;
         }
         (all, by_arm)
     }
