@@ -284,18 +284,19 @@ fn state_filter(q: &Query) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The run directory's store: the sweep pages need one (a folder of games has none).
-fn sweep_store(st: &AppState) -> Result<Arc<super::db::Db>, PageError> {
+/// The run directory's store, which the sweep and call pages need; a folder of games has none, and
+/// `missing` says what the page cannot show without it.
+fn store(st: &AppState, missing: &str) -> Result<Arc<super::db::Db>, PageError> {
     st.source
         .db
         .clone()
-        .ok_or_else(|| PageError::NotFound("this run directory has no sweep store".into()))
+        .ok_or_else(|| PageError::NotFound(missing.into()))
 }
 
 /// `GET /sweep?id=&state=`.
 pub async fn sweep(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, PageError> {
     let q = query(&uri);
-    let db = sweep_store(&st)?;
+    let db = store(&st, "this run directory has no sweep store")?;
     let id = required(&q, "id")?.to_string();
     let state = state_filter(&q);
     let (id2, state2) = (id.clone(), state.clone());
@@ -330,7 +331,7 @@ pub async fn sweep(State(st): State<AppState>, uri: Uri) -> Result<Html<String>,
 /// `GET /sweep/games?id=&state=&offset=`.
 pub async fn sweep_games(State(st): State<AppState>, uri: Uri) -> Result<Response, PageError> {
     let q = query(&uri);
-    let db = sweep_store(&st)?;
+    let db = store(&st, "this run directory has no sweep store")?;
     let id = required(&q, "id")?.to_string();
     let state = state_filter(&q);
     let offset = number(&q, "offset")?;
@@ -604,11 +605,7 @@ pub async fn game_calls(State(st): State<AppState>, uri: Uri) -> Result<Response
     let q = query(&uri);
     let id = required(&q, "id")?.to_string();
     let offset = number(&q, "offset")?;
-    let db = st
-        .source
-        .db
-        .clone()
-        .ok_or_else(|| PageError::NotFound("a folder of games has no ledger".into()))?;
+    let db = store(&st, "a folder of games has no ledger")?;
     let id2 = id.clone();
     let calls = db
         .read(move |c| db::calls(c, &id2, PAGE_ROWS, offset))
@@ -626,11 +623,7 @@ pub async fn game_call(State(st): State<AppState>, uri: Uri) -> Result<Html<Stri
     let id = required(&q, "id")?.to_string();
     let call = i64::try_from(number(&q, "call")?)
         .map_err(|_| PageError::BadRequest("`call` is too large".into()))?;
-    let db = st
-        .source
-        .db
-        .clone()
-        .ok_or_else(|| PageError::NotFound("a folder of games has no ledger".into()))?;
+    let db = store(&st, "a folder of games has no ledger")?;
     let id2 = id.clone();
     let d = db
         .read(move |c| db::call(c, &id2, call))
