@@ -367,7 +367,7 @@ fn as_seen_by_a_character_the_others_private_events_are_gone() {
 }
 
 #[test]
-fn every_model_call_opens_with_its_reply_from_the_cache() {
+fn every_model_call_opens_with_its_messages_latency_and_reply() {
     let f = fixture();
     let id = done_game(&f.run);
     let (_, game) = page(&format!("{}/game?id={id}", f.base));
@@ -401,6 +401,46 @@ fn every_model_call_opens_with_its_reply_from_the_cache() {
         "reply {first_line:?} not in {detail}"
     );
     assert!(html.contains(&purpose));
+    // What the call asked, kept beside its answer: every message, the last one open.
+    let record: Vec<u8> = c
+        .query_row(
+            "SELECT value FROM requests WHERE key = ?1",
+            [hex::decode(&key).expect("hex key")],
+            |r| r.get(0),
+        )
+        .expect("the call's request is kept");
+    let request = sleuth::llm::requests::read(&record, |h| {
+        c.query_row("SELECT text FROM messages WHERE hash = ?1", [&h[..]], |r| {
+            r.get(0)
+        })
+        .ok()
+    })
+    .expect("a request");
+    let texts = request.texts();
+    assert_eq!(texts.len(), request.messages.len(), "every message kept");
+    assert_eq!(
+        detail.matches("<li class=\"message role-").count(),
+        texts.len()
+    );
+    for m in &texts {
+        let line = m
+            .content
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        assert!(
+            detail.contains(line.trim()),
+            "message line {line:?} not shown"
+        );
+    }
+    // And how long the live call took.
+    let latency = reply["latency_ms"]
+        .as_u64()
+        .expect("the live call's latency");
+    assert!(
+        detail.contains(&format!("{latency} ms")),
+        "latency {latency} ms not in the call's detail"
+    );
     // A call of another game is not served under this one.
     let other = games(&f.run)
         .into_iter()
@@ -985,5 +1025,8 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
     let reply = b.find("#calls li.call pre.reply");
     let first = content.lines().next().unwrap_or("").trim().to_string();
     b.wait("the reply", || b.text(&reply).contains(&first));
+    // The messages it sent are there too, the last one open.
+    let messages = b.all("#calls li.call li.message");
+    assert!(!messages.is_empty(), "the call's messages");
     b.screenshot("model-call");
 }

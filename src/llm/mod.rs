@@ -15,8 +15,8 @@ mod types;
 pub mod window;
 
 pub use gateway::{
-    backoff, chat_key, embed_key, Budget, BudgetExceeded, BudgetLimits, CallScope, CallTally,
-    ChatOutcome, EmbedOutcome, FairSemaphore, GamePromptCache, Gateway, GatewayActor,
+    backoff, chat_key, embed_key, requests, Budget, BudgetExceeded, BudgetLimits, CallScope,
+    CallTally, ChatOutcome, EmbedOutcome, FairSemaphore, GamePromptCache, Gateway, GatewayActor,
     GatewayConfig, GatewayMsg, GatewayParts, GatewayState, Ledger, LedgerOptions, LimitSettings,
     LlmError, ModelLimits, PromptCacheTally, Route, Router, Settle, SharedError, SharedLimits,
     SharedReservation, SharedSlot, Spent,

@@ -129,6 +129,20 @@ pub trait Store: Send + Sync {
         value: &'a [u8],
         ledger: &'a [LedgerEntry],
     ) -> StoreFuture<'a, ()>;
+    /// Keeps a chat call's request under its cache key, for readers: its record, and its messages
+    /// under their hashes, compressed (`llm::gateway::requests`). A key or a message already kept
+    /// keeps its first value. Stores that keep no requests answer `Ok`
+    /// without writing: the request is never needed to play or replay a game. The embedded store keeps
+    /// them; the cluster's Redis store does not (see its module documentation).
+    fn put_request<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        record: &'a [u8],
+        messages: &'a [([u8; 32], Vec<u8>)],
+    ) -> StoreFuture<'a, ()> {
+        let _ = (key, record, messages);
+        Box::pin(async { Ok(()) })
+    }
     /// Entries in the cache.
     fn cache_len(&self) -> StoreFuture<'_, u64>;
 

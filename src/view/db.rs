@@ -2,10 +2,9 @@
 //! connections, so a viewer never blocks a sweep that is running (WAL mode: readers and the writer do
 //! not wait for each other) and cannot change what it shows.
 //!
-//! Every list is one query with `LIMIT`/`OFFSET` over an indexed column (`games_by_sweep`, the
-//! ledger's and cache's primary keys), so a page costs the same on a sweep of ten games and of ten
-//! thousand. The one exception is a game's calls: the ledger has no index by game (the store's schema
-//! is not the viewer's to change), so that list scans the ledger; `docs/viewer.md` says what it costs.
+//! Every list is one query with `LIMIT`/`OFFSET` over an indexed column (`games_by_sweep`,
+//! `ledger_by_game`, the cache's and the kept requests' primary keys), so a page costs the same on a
+//! sweep of ten games and of ten thousand.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +15,7 @@ use serde::Serialize;
 
 use super::routes::PageError;
 use super::ViewError;
+use crate::llm::requests::{self, KeptRequest};
 
 /// Read connections kept open between requests.
 const POOL: usize = 4;
@@ -320,6 +320,10 @@ pub struct CallDetail {
     /// When the reply was stored (its live call's time).
     pub cached_at: Option<String>,
     pub kind: Option<String>,
+    /// How long the live call that produced the reply took, in milliseconds.
+    pub latency_ms: Option<u64>,
+    /// What the call asked, when the store kept it (`llm::gateway::requests`).
+    pub request: Option<KeptRequest>,
 }
 
 /// One call of one game, with its cached reply.
@@ -340,13 +344,15 @@ pub fn call(c: &Connection, game: &str, id: i64) -> rusqlite::Result<Option<Call
         reply_usage: None,
         cached_at: None,
         kind: None,
+        latency_ms: None,
+        request: None,
     };
     let key = detail.call.key.as_deref().and_then(|k| hex::decode(k).ok());
     if let Some(key) = key {
         let row = c
             .query_row(
                 "SELECT kind, value, created_at FROM cache WHERE key = ?1",
-                [key],
+                [&key],
                 |r| {
                     Ok((
                         r.get::<_, String>(0)?,
@@ -364,11 +370,41 @@ pub fn call(c: &Connection, game: &str, id: i64) -> rusqlite::Result<Option<Call
                     .and_then(|v| v.get("content"))
                     .and_then(|c| c.as_str())
                     .map(str::to_string);
-                detail.reply_usage = v.and_then(|v| v.get("usage").cloned());
+                detail.reply_usage = v.as_ref().and_then(|v| v.get("usage").cloned());
+                detail.latency_ms = v.and_then(|v| v.get("latency_ms")?.as_u64());
             }
             detail.kind = Some(kind);
             detail.cached_at = Some(created_at);
         }
+        detail.request = request(c, &key)?;
     }
     Ok(Some(detail))
+}
+
+/// The request kept under a cache key; `None` when none was kept (an embedding, a store written
+/// before requests were kept, whose file has no `requests` table, or the cluster's store).
+fn request(c: &Connection, key: &[u8]) -> rusqlite::Result<Option<KeptRequest>> {
+    let has_tables: i64 = c.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('requests', 'messages')",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_tables < 2 {
+        return Ok(None);
+    }
+    let record: Option<Vec<u8>> = c
+        .query_row("SELECT value FROM requests WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let mut text = c.prepare_cached("SELECT text FROM messages WHERE hash = ?1")?;
+    Ok(requests::read(&record, |h| {
+        text.query_row([&h[..]], |r| r.get::<_, Vec<u8>>(0))
+            .optional()
+            .ok()
+            .flatten()
+    }))
 }

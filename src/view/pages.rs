@@ -632,6 +632,9 @@ pub async fn game_call(State(st): State<AppState>, uri: Uri) -> Result<Html<Stri
     let reply_usage = d.reply_usage.as_ref().map(|u| u.to_string());
     html(st.render(
         "call.html",
-        context! { d => context! { call => d.call, reply => d.reply, reply_usage, cached_at => d.cached_at, kind => d.kind } },
+        context! { d => context! {
+            call => d.call, reply => d.reply, reply_usage, cached_at => d.cached_at, kind => d.kind,
+            latency_ms => d.latency_ms, request => d.request,
+        } },
     ))
 }

@@ -381,6 +381,7 @@ impl Worker {
             content: resp.content,
             usage: tokens,
             logprobs: resp.logprobs,
+            latency_ms: None,
         };
         store
             .cache_put(

@@ -110,6 +110,11 @@ pub struct StoredChat {
     pub usage: TokenUsage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// How long the live call that produced it took, from sending the request to its answer (the
+    /// successful attempt; waits for slots, budget and rate limits excluded). Kept with the answer so
+    /// a reader sees it however the call was later served; `None` for answers that came in a batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
 }
 
 impl StoredChat {
@@ -441,10 +446,12 @@ mod tests {
                 cached_tokens: 2,
             },
             logprobs: None,
+            latency_ms: Some(840),
         };
         let back = StoredChat::decode(&s.encode()).expect("decodes");
         assert_eq!(back.content, "Ada did it.");
         assert_eq!(back.usage, s.usage);
+        assert_eq!(back.latency_ms, Some(840));
         assert!(StoredChat::decode(b"not json").is_none());
     }
 }

@@ -24,6 +24,7 @@ mod ledger;
 mod limits;
 mod pipeline;
 mod prefix;
+pub mod requests;
 mod retry;
 mod router;
 mod shared;

@@ -28,6 +28,7 @@
 //! of it, so thousands of games waiting on a few slots cannot crowd out a budget they fit in.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -39,7 +40,7 @@ use super::ledger::CallScope;
 use super::limits::Slot;
 use super::retry::{after_failure, timed, Next, Target};
 use super::router::Route;
-use super::structured;
+use super::{requests, structured};
 use super::{
     ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, SharedError, SharedReservation,
     SharedSlot, Spent,
@@ -49,7 +50,7 @@ use crate::llm::provider::ProviderError;
 use crate::llm::types::{
     CallTags, ChatRequest, ChatResponse, Phase, ResponseSchema, TokenUsage, Usage,
 };
-use crate::store::{CacheKind, CallSource};
+use crate::store::{CacheKind, CallSource, Store};
 
 /// The scope of calls made without one (a single `sleuth play`): no sweep, no run, no arm.
 static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallScope::default);
@@ -211,6 +212,9 @@ async fn answer(
     ) {
         let key = *f.key();
         if batch.defer(route, model_id, req, tags, scope, &key).await? == Deferral::Deferred {
+            if let Some(c) = &shared.cache {
+                keep_request(c.store.clone(), key, req);
+            }
             return Err(LlmError::Deferred {
                 purpose: tags.purpose.clone(),
                 model: req.model.clone(),
@@ -238,7 +242,9 @@ async fn answer(
         content: response.content.clone(),
         usage: tokens,
         logprobs: response.logprobs.clone(),
+        latency_ms: Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)),
     };
+    let key = flight.as_ref().map(|f| *f.key());
     record_live(
         shared,
         &req.model,
@@ -250,6 +256,9 @@ async fn answer(
         || stored.encode(),
     )
     .await;
+    if let (Some(c), Some(key)) = (&shared.cache, key) {
+        keep_request(c.store.clone(), key, req);
+    }
     Ok(ChatResponse {
         usage: Some(tokens),
         ..response
@@ -545,6 +554,20 @@ async fn record_live(
             }
         }
     }
+}
+
+/// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
+/// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
+/// something to read.
+fn keep_request(store: Arc<dyn Store>, key: cache::Key, req: &ChatRequest) {
+    let Some(kept) = requests::keep(req) else {
+        return;
+    };
+    tokio::spawn(async move {
+        if let Err(e) = store.put_request(&key, &kept.record, &kept.messages).await {
+            tracing::debug!(error = %e, "a call's request was not kept");
+        }
+    });
 }
 
 /// Stage 3 for a chat request: the provider's answer, how long its request took, and what it holds.

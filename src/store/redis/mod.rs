@@ -35,6 +35,10 @@
 //! [`Store::totals`](super::Store::totals) one `HGETALL` of (groups × 5) fields, however long the ledger: the trait sums
 //! exactly by model, phase, framework, arm and source, so the sums can be kept as the calls come.
 //!
+//! **Requests are not kept.** The embedded store keeps every live call's request beside its answer
+//! for readers (`Store::put_request`); this one does not: Redis holds what the workers share in
+//! memory, requests are several times larger than answers, and nothing plays from them.
+//!
 //! # Atomicity
 //!
 //! Every write that touches more than one key, or reads before it writes, is one Lua script, which

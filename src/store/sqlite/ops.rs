@@ -335,6 +335,29 @@ impl Store for SqliteStore {
         })
     }
 
+    fn put_request<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        record: &'a [u8],
+        messages: &'a [([u8; 32], Vec<u8>)],
+    ) -> StoreFuture<'a, ()> {
+        let (key, record, messages) = (*key, record.to_vec(), messages.to_vec());
+        Box::pin(async move {
+            self.write(move |c| {
+                let mut text = c.prepare_cached(
+                    "INSERT OR IGNORE INTO messages (hash, text) VALUES (?1, ?2)",
+                )?;
+                for (hash, body) in &messages {
+                    text.execute(params![&hash[..], body])?;
+                }
+                c.prepare_cached("INSERT OR IGNORE INTO requests (key, value) VALUES (?1, ?2)")?
+                    .execute(params![&key[..], record])?;
+                Ok(())
+            })
+            .await
+        })
+    }
+
     fn cache_len(&self) -> StoreFuture<'_, u64> {
         Box::pin(self.read(|c| {
             c.query_row("SELECT COUNT(*) FROM cache", [], |r| r.get::<_, i64>(0))
