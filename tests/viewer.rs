@@ -712,6 +712,9 @@ impl Browser {
             .enable_all()
             .build()
             .expect("runtime");
+        // reqwest is built without a default TLS provider: the fixture's sweep installs sleuth's,
+        // and a test that starts the browser first must too.
+        sleuth::tls::install_crypto_provider();
         let client = reqwest::Client::new();
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -1029,4 +1032,69 @@ fn in_a_browser_runs_to_sweep_to_game_as_a_character_and_a_model_call() {
     let messages = b.all("#calls li.call li.message");
     assert!(!messages.is_empty(), "the call's messages");
     b.screenshot("model-call");
+}
+
+/// A Chinese script's game in the browser: its names and text are on the page as written, drawn with
+/// real glyphs (two different characters draw differently, which empty boxes from a missing font do
+/// not), and its long lines wrap inside the window.
+#[test]
+fn in_a_browser_a_chinese_game_is_drawn_and_wrapped() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = tmp.path().join("teahouse");
+    let script = common::crate_file("examples").join("zh-teahouse.toml");
+    let played = common::sleuth(tmp.path())
+        .args(["play", &script.display().to_string()])
+        .args([
+            "--protocol",
+            "wellplay",
+            "--framework",
+            "ocot",
+            "--rounds",
+            "1",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("sleuth play");
+    assert!(
+        played.status.success(),
+        "{}",
+        String::from_utf8_lossy(&played.stderr)
+    );
+    let (mut child, addr) = spawn_view(tmp.path(), "127.0.0.1:0", &[]);
+    let Some(b) = Browser::start() else {
+        let _ = child.kill();
+        return;
+    };
+    b.goto(&format!("http://{addr}/game?id=teahouse"));
+    b.find("li.ev .text");
+    let text = b.run_js("return document.body.innerText");
+    let text = text.as_str().unwrap_or("");
+    for name in ["周德昌", "沈墨卿", "顾云笙"] {
+        assert!(text.contains(name), "{name} not on the page");
+    }
+    let drawn = b.run_js(
+        "const font = getComputedStyle(document.querySelector('li.ev .text')).fontFamily;
+         const draw = ch => { const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+           const x = c.getContext('2d'); x.font = '36px ' + font; x.fillText(ch, 4, 40);
+           return Array.from(x.getImageData(0, 0, 48, 48).data).join(','); };
+         return [draw('周'), draw('德'), draw('茶')];",
+    );
+    let drawn: Vec<&str> = drawn
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(drawn.len(), 3, "three characters drawn");
+    assert!(
+        drawn[0] != drawn[1] && drawn[1] != drawn[2] && drawn[0] != drawn[2],
+        "Chinese characters all draw alike: no font with Chinese glyphs (scripts/ensure-chromium.sh)"
+    );
+    let overflow = b.run_js("return document.documentElement.scrollWidth - window.innerWidth");
+    assert!(
+        overflow.as_i64().is_some_and(|o| o <= 0),
+        "the page is wider than the window by {overflow} px"
+    );
+    b.screenshot("game-chinese");
+    let _ = child.kill();
+    let _ = child.wait();
 }
