@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -108,6 +108,12 @@ fn get(url: &str) -> (u16, Option<String>, String) {
 }
 
 fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>, String) {
+    let (status, h, body) = fetch(url, headers);
+    (status, h.get("x-next").cloned(), body)
+}
+
+/// GET: the status, the response's headers (names in lower case) and its body.
+fn fetch(url: &str, headers: &[(&str, &str)]) -> (u16, HashMap<String, String>, String) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -126,14 +132,28 @@ fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>, String
             .await
             .unwrap_or_else(|e| panic!("GET {url}: {e}"));
         let status = resp.status().as_u16();
-        let next = resp
+        let h = resp
             .headers()
-            .get("x-next")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+            .collect();
         let body = resp.text().await.expect("body");
-        (status, next, body)
+        (status, h, body)
     })
+}
+
+/// Follows a game's timeline to its end (`X-Next` after `X-Next`) and returns the `X-Follow` of the
+/// last page: where a running game's new events will be asked for.
+fn timeline_end_follow(base: &str, id: &str) -> Option<String> {
+    let mut url = format!("{base}/game/events?id={id}&after=0");
+    loop {
+        let (status, h, body) = fetch(&url, &[]);
+        assert_eq!(status, 200, "GET {url}: {body}");
+        match h.get("x-next") {
+            Some(next) => url = format!("{base}{next}"),
+            None => return h.get("x-follow").cloned(),
+        }
+    }
 }
 
 /// GET that must answer 200; the body with HTML's escapes undone (minijinja escapes `/` too), so
@@ -521,8 +541,10 @@ fn while_a_sweep_runs_its_counters_move() {
             }
         }
     });
-    // Poll as the page does; note every (done, live calls) seen while it ran.
+    // Poll as the page does; note every (done, live calls) seen while it ran, and follow a running
+    // game's timeline to its end: it says where its next events will be asked for.
     let mut seen: Vec<(u64, u64, String)> = Vec::new();
+    let mut followed: Vec<String> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(90);
     while !sweep.is_finished() {
         assert!(Instant::now() < deadline, "the sweep did not end: {seen:?}");
@@ -535,7 +557,25 @@ fn while_a_sweep_runs_its_counters_move() {
                 seen.push((done, calls, state));
             }
         }
+        let running_game: Option<String> = store(&tmp.path().join("run"))
+            .query_row("SELECT id FROM games WHERE state = 'running'", [], |r| {
+                r.get(0)
+            })
+            .ok();
+        if let Some(g) = running_game {
+            if !followed.contains(&g) && timeline_end_follow(&base, &g).is_some() {
+                followed.push(g);
+            }
+        }
         std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(
+        !followed.is_empty(),
+        "no running game's timeline said where to follow it"
+    );
+    // Once they are over, their timelines end.
+    for g in &followed {
+        assert_eq!(timeline_end_follow(&base, g), None, "game {g} is over");
     }
     let report = runtime
         .block_on(sweep)

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::Uri;
+use axum::http::{HeaderValue, Uri};
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use minijinja::context;
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::chart;
 use super::db::{self, GameInfo, SweepInfo};
-use super::routes::{fragment, AppState, PageError};
+use super::routes::{fragment, AppState, PageError, FOLLOW};
 use super::tables::{self, ReportView};
 use super::timeline::{self, Filter, ANSWER_KINDS};
 use super::totals::{Live, Sums};
@@ -408,6 +408,11 @@ pub async fn report(State(st): State<AppState>, uri: Uri) -> Result<Html<String>
     }
 }
 
+/// Whether a game is being played now: its transcript may still grow.
+fn running(g: &GameFiles) -> bool {
+    g.row.as_ref().is_some_and(|r| r.state == "running")
+}
+
 /// A game: its row in the store (if any), its result, where its transcript is.
 struct GameFiles {
     row: Option<GameInfo>,
@@ -456,8 +461,33 @@ async fn game_files(st: &AppState, id: &str) -> Result<GameFiles, PageError> {
 fn events_next(id: &str, filter: &Filter, answers: bool, page: &timeline::Page) -> Option<String> {
     let next = page.next?;
     let stage = page.events.last().map(|e| e.stage.as_str()).unwrap_or("");
+    Some(events_url(id, filter, answers, next, stage))
+}
+
+/// Where a running game's timeline goes on once it has caught up with the file: the end of what was
+/// read, polled by the script until the game stops running. `None` for a game that is not running
+/// (or a page that did not reach the end).
+fn events_follow(
+    id: &str,
+    filter: &Filter,
+    page: &timeline::Page,
+    running: bool,
+    prev_stage: &str,
+) -> Option<String> {
+    if !running || page.next.is_some() {
+        return None;
+    }
+    let stage = page
+        .events
+        .last()
+        .map(|e| e.stage.as_str())
+        .unwrap_or(prev_stage);
+    Some(events_url(id, filter, false, page.end, stage))
+}
+
+fn events_url(id: &str, filter: &Filter, answers: bool, at: u64, stage: &str) -> String {
     let mut url = format!(
-        "/game/events?id={}&after={next}&stage={}",
+        "/game/events?id={}&after={at}&stage={}",
         enc(id),
         enc(stage)
     );
@@ -467,7 +497,7 @@ fn events_next(id: &str, filter: &Filter, answers: bool, page: &timeline::Page) 
     if answers {
         url.push_str("&view=answers");
     }
-    Some(url)
+    url
 }
 
 async fn read_events(
@@ -510,7 +540,7 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         as_character: as_character.clone(),
         kinds: None,
     };
-    let (page, next) = if has_transcript {
+    let (page, next, follow) = if has_transcript {
         let path = g.transcript.clone();
         let from_file =
             tokio::task::spawn_blocking(move || timeline::characters(&path, CHARACTER_SCAN))
@@ -523,9 +553,10 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         }
         let page = read_events(g.transcript.clone(), 0, PAGE_EVENTS, filter.clone()).await?;
         let next = events_next(&id, &filter, false, &page);
-        (Some(page), next)
+        let follow = events_follow(&id, &filter, &page, running(&g), "");
+        (Some(page), next.or(follow.clone()), follow)
     } else {
-        (None, None)
+        (None, None, None)
     };
     let charts = charts(g.result.as_ref(), &g.transcript).await?;
     // The calls arrive after the page (`/game/calls`): the ledger has no index by game, so their
@@ -536,7 +567,8 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         "game.html",
         context! {
             game_id => id, row => g.row, r => g.result, has_transcript, characters, as_character,
-            events, unreadable, next, more => false, prev_stage => "", has_ledger, charts,
+            events, unreadable, next, following => follow.is_some(), more => follow.is_some(),
+            prev_stage => "", has_ledger, charts,
         },
     ))
 }
@@ -583,8 +615,13 @@ pub async fn game_events(State(st): State<AppState>, uri: Uri) -> Result<Respons
         kinds: answers.then(|| ANSWER_KINDS.iter().map(|k| k.to_string()).collect()),
     };
     let limit = if answers { PAGE_ANSWERS } else { PAGE_EVENTS };
+    let running = running(&g);
     let page = read_events(g.transcript, after, limit, filter.clone()).await?;
     let next = events_next(&id, &filter, answers, &page);
+    let prev_stage = param(&q, "stage").unwrap_or("");
+    let follow = (!answers)
+        .then(|| events_follow(&id, &filter, &page, running, prev_stage))
+        .flatten();
     let empty = if answers && after == 0 {
         "The evaluation recorded no answers in this transcript."
     } else {
@@ -593,11 +630,17 @@ pub async fn game_events(State(st): State<AppState>, uri: Uri) -> Result<Respons
     let html = st.render(
         "events.html",
         context! {
-            events => page.events, unreadable => page.unreadable, more => next.is_some(),
-            prev_stage => param(&q, "stage").unwrap_or(""), empty,
+            events => page.events, unreadable => page.unreadable,
+            more => next.is_some() || follow.is_some(), prev_stage, empty,
         },
     )?;
-    Ok(fragment(html, next))
+    let mut resp = fragment(html, next);
+    if let Some(f) = follow {
+        if let Ok(v) = HeaderValue::from_str(&f) {
+            resp.headers_mut().insert(FOLLOW, v);
+        }
+    }
+    Ok(resp)
 }
 
 /// `GET /game/calls?id=&offset=`.

@@ -15,7 +15,8 @@
 //! | `GET /assets/{file}` | the stylesheet and the script, compiled in |
 //!
 //! Fragments that continue a list say where the list goes on in an `X-Next` header (absent at its
-//! end), so the script never parses HTML to page.
+//! end), so the script never parses HTML to page. A running game's timeline, once it has caught up
+//! with its transcript, says where to look for new events in `X-Follow` instead.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -35,6 +36,9 @@ use super::totals::{Live, Shared};
 
 /// The header a list fragment names its continuation in.
 pub const NEXT: &str = "x-next";
+/// The header a running game's timeline names where to ask again for events not yet written (the
+/// script polls it every few seconds until it is absent: the game has stopped).
+pub const FOLLOW: &str = "x-follow";
 
 /// The last report built per key (a sweep, or the folder), with the number of finished games it was
 /// built on.

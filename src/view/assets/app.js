@@ -4,12 +4,15 @@
 //      from /api/runs every 2 s (no page reload);
 //   2. paging: a button[data-more] fetches the next fragment of its list (data-more is its URL) and
 //      appends it to data-target; the response's X-Next header is the page after (absent: the end).
-//      With data-auto it loads by itself when scrolled into view;
+//      With data-auto it loads by itself when scrolled into view; a running game's timeline answers
+//      X-Follow instead at its end, and the button (data-follow) asks it again every 2 s;
 //   3. lazy parts: details[data-src] load their body when first opened (a model call, the
 //      evaluation's answers), [data-load] elements as soon as the page is shown (the report).
 "use strict";
 
 (function () {
+  // How often a running game's timeline asks for new events.
+  const FOLLOW_MS = 2000;
   const fmtInt = (n) => (typeof n === "number" ? Math.round(n).toLocaleString("en-US") : String(n));
   const fmtUsd = (x) => (Math.abs(x) >= 1 ? "$" + x.toFixed(2) : "$" + x.toFixed(4));
 
@@ -60,9 +63,21 @@
       if (!resp.ok) throw new Error(resp.status + " " + (await resp.text()));
       target.insertAdjacentHTML("beforeend", await resp.text());
       const next = resp.headers.get("X-Next");
+      const follow = resp.headers.get("X-Follow");
       if (next) {
         button.dataset.more = next;
+        if (button.dataset.follow !== undefined) {
+          delete button.dataset.follow;
+          button.textContent = "Load more events";
+        }
         delete button.dataset.loading;
+      } else if (follow) {
+        // A running game caught up with: ask again for what it writes next.
+        button.dataset.more = follow;
+        button.dataset.follow = "";
+        button.textContent = "The game is being played: waiting for new events…";
+        delete button.dataset.loading;
+        setTimeout(() => loadMore(button), FOLLOW_MS);
       } else {
         button.remove();
       }
@@ -112,6 +127,7 @@
     for (const b of document.querySelectorAll("button[data-more]")) {
       b.addEventListener("click", () => loadMore(b));
       if (watcher && b.hasAttribute("data-auto")) watcher.observe(b);
+      if (b.hasAttribute("data-follow")) setTimeout(() => loadMore(b), FOLLOW_MS);
     }
     document.addEventListener("toggle", (ev) => {
       const d = ev.target;
