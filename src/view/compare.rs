@@ -69,7 +69,9 @@ pub struct Aligned {
 /// transcript goes on past its buffer: alignment stops when such a buffer runs out (the next page
 /// decides what faces what), while a transcript that has ended leaves the other alone in its column.
 ///
-/// Events of the same stage face each other in order. When the two are in different stages, the one
+/// Events of the same stage face each other in order, except that an event of a kind the other game
+/// has no more of in that stage (as far as its buffer shows) stands alone, so that one framework's
+/// extra steps do not shift the rest of the stage. When the two are in different stages, the one
 /// whose stage the other reaches later goes first, alone (a stage only one game has, such as a second
 /// round); when that cannot be told from the buffers, game A's event goes first.
 pub fn align(
@@ -98,11 +100,28 @@ pub fn align(
                 b: Some(j),
                 differs: true,
             },
-            (Some(x), Some(y)) if x.stage == y.stage => Pair {
-                a: Some(i),
-                b: Some(j),
-                differs: !same(x, y),
-            },
+            (Some(x), Some(y)) if x.stage == y.stage => {
+                // An event of a kind the other game has no more of in this stage (a module's step
+                // only one framework takes) stands alone, so it does not shift the rest of the stage.
+                let has = |es: &[EventView], kind: &str| {
+                    es.iter()
+                        .take_while(|e| e.stage == x.stage)
+                        .any(|e| e.kind == kind)
+                };
+                let (a_alone, b_alone) = if x.kind == y.kind {
+                    (false, false)
+                } else {
+                    (
+                        !has(&b[j..], &x.kind) && has(&a[i..], &y.kind),
+                        !has(&a[i..], &y.kind) && has(&b[j..], &x.kind),
+                    )
+                };
+                Pair {
+                    a: (!b_alone).then_some(i),
+                    b: (!a_alone).then_some(j),
+                    differs: a_alone || b_alone || !same(x, y),
+                }
+            }
             (Some(x), Some(y)) => {
                 let a_reaches_y = a[i..].iter().any(|e| e.stage == y.stage);
                 let b_reaches_x = b[j..].iter().any(|e| e.stage == x.stage);
@@ -512,6 +531,33 @@ mod tests {
         let mut c = ev(3, "intro", "hi");
         c.only = Some(vec!["Bo".into()]);
         assert!(!same(&a, &c));
+    }
+
+    #[test]
+    fn a_step_only_one_game_takes_stands_alone_and_shifts_nothing() {
+        let mut recall = ev(1, "intro", "I remember");
+        recall.kind = "memory_recall".into();
+        let a = vec![
+            ev(0, "intro", "hi"),
+            ev(1, "intro", "bye"),
+            ev(2, "vote", "v"),
+        ];
+        let b = vec![
+            ev(0, "intro", "hi"),
+            recall,
+            ev(2, "intro", "bye"),
+            ev(3, "vote", "v"),
+        ];
+        let al = align(&a, false, &b, false, 100);
+        assert_eq!(
+            sides(&al),
+            [
+                (Some(0), Some(0), false),
+                (None, Some(1), true),
+                (Some(1), Some(2), false),
+                (Some(2), Some(3), false),
+            ]
+        );
     }
 
     #[test]
