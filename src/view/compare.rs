@@ -435,7 +435,8 @@ pub async fn compare_events(State(st): State<AppState>, uri: Uri) -> Result<Resp
     let at = Cursor {
         a: number(&q, "after_a")?,
         b: number(&q, "after_b")?,
-        n: number(&q, "n")?,
+        // Row numbers only count rows: a forged huge one must not overflow when rows are added.
+        n: number(&q, "n")?.min(u64::MAX / 2),
     };
     let limit = param(&q, "rows").map(|_| number(&q, "rows")).transpose()?;
     let max_rows = limit.map_or(PAGE_ROWS, |l| (l as usize).min(PAGE_ROWS));
