@@ -205,6 +205,20 @@ pub fn game(c: &Connection, id: &str) -> rusqlite::Result<Option<GameInfo>> {
     .optional()
 }
 
+/// The games of `game`'s sweep that play the same script and repeat (so the same seed) in the other
+/// arms, in plan order: what the game page offers to compare it with, side by side. One lookup by id
+/// and one query over `games_by_sweep`.
+pub fn counterparts(c: &Connection, game: &str) -> rusqlite::Result<Vec<GameInfo>> {
+    let sql = format!(
+        "SELECT {GAME_COLUMNS} FROM games WHERE sweep = (SELECT sweep FROM games WHERE id = ?1) \
+         AND script = (SELECT script FROM games WHERE id = ?1) \
+         AND repeat = (SELECT repeat FROM games WHERE id = ?1) AND id <> ?1 ORDER BY seq"
+    );
+    let mut st = c.prepare(&sql)?;
+    let rows = st.query_map([game], game_from)?;
+    rows.collect()
+}
+
 /// A game's `result.json` as the store holds it.
 pub fn result(c: &Connection, game: &str) -> rusqlite::Result<Option<String>> {
     c.query_row("SELECT result FROM results WHERE game = ?1", [game], |r| {

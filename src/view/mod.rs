@@ -13,11 +13,12 @@
 //!
 //! Here: the configuration, the errors and the server's start; [`source`] finds what a run directory
 //! holds, [`db`] reads the store, [`totals`] folds the ledger, [`timeline`] pages transcripts,
-//! [`auth`] is the token rule, [`routes`] the pages and endpoints, [`tables`] the report's tables,
+//! [`auth`] is the token rule, [`routes`] the pages and endpoints, `compare` two games side by side, [`tables`] the report's tables,
 //! `chart` the suspicion and trust charts.
 
 pub mod auth;
 mod chart;
+mod compare;
 pub mod db;
 mod pages;
 pub mod routes;

@@ -30,23 +30,23 @@ const PAGE_ANSWERS: usize = 200;
 /// there).
 const CHARACTER_SCAN: u64 = 512 * 1024;
 
-type Query = HashMap<String, String>;
+pub(super) type Query = HashMap<String, String>;
 
-fn query(uri: &Uri) -> Query {
+pub(super) fn query(uri: &Uri) -> Query {
     url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
         .into_owned()
         .collect()
 }
 
-fn param<'a>(q: &'a Query, key: &str) -> Option<&'a str> {
+pub(super) fn param<'a>(q: &'a Query, key: &str) -> Option<&'a str> {
     q.get(key).map(String::as_str).filter(|v| !v.is_empty())
 }
 
-fn required<'a>(q: &'a Query, key: &str) -> Result<&'a str, PageError> {
+pub(super) fn required<'a>(q: &'a Query, key: &str) -> Result<&'a str, PageError> {
     param(q, key).ok_or_else(|| PageError::BadRequest(format!("`{key}` is missing")))
 }
 
-fn number(q: &Query, key: &str) -> Result<u64, PageError> {
+pub(super) fn number(q: &Query, key: &str) -> Result<u64, PageError> {
     match param(q, key) {
         None => Ok(0),
         Some(v) => v
@@ -55,7 +55,7 @@ fn number(q: &Query, key: &str) -> Result<u64, PageError> {
     }
 }
 
-fn enc(s: &str) -> String {
+pub(super) fn enc(s: &str) -> String {
     super::templates::urlencode(s.to_string())
 }
 
@@ -414,13 +414,15 @@ fn running(g: &GameFiles) -> bool {
 }
 
 /// A game: its row in the store (if any), its result, where its transcript is.
-struct GameFiles {
-    row: Option<GameInfo>,
-    result: Option<serde_json::Value>,
-    transcript: std::path::PathBuf,
+pub(super) struct GameFiles {
+    pub(super) row: Option<GameInfo>,
+    pub(super) result: Option<serde_json::Value>,
+    pub(super) transcript: std::path::PathBuf,
 }
 
-async fn game_files(st: &AppState, id: &str) -> Result<GameFiles, PageError> {
+/// Finds the game named `id` (in the store, or below the folder) and reads its result: what its page
+/// and the two-games page show at the top.
+pub(super) async fn game_files(st: &AppState, id: &str) -> Result<GameFiles, PageError> {
     let dir = st
         .source
         .game_dir(id)
@@ -522,13 +524,9 @@ fn calls_next(id: &str, offset: u64, shown: usize) -> Option<String> {
     })
 }
 
-/// `GET /game?id=&as=`.
-pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, PageError> {
-    let q = query(&uri);
-    let id = required(&q, "id")?.to_string();
-    let g = game_files(&st, &id).await?;
-    let as_character = param(&q, "as").map(str::to_string);
-    let has_transcript = g.transcript.is_file();
+/// A game's characters, for the "as seen by" filter: the voters of its result, then everyone an
+/// event was private to near the start of its transcript.
+pub(super) async fn characters(g: &GameFiles) -> Result<Vec<String>, PageError> {
     let mut characters: Vec<String> = g
         .result
         .as_ref()
@@ -536,11 +534,7 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         .and_then(|v| v.as_object())
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default();
-    let filter = Filter {
-        as_character: as_character.clone(),
-        kinds: None,
-    };
-    let (page, next, follow) = if has_transcript {
+    if g.transcript.is_file() {
         let path = g.transcript.clone();
         let from_file =
             tokio::task::spawn_blocking(move || timeline::characters(&path, CHARACTER_SCAN))
@@ -551,6 +545,23 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
                 characters.push(c);
             }
         }
+    }
+    Ok(characters)
+}
+
+/// `GET /game?id=&as=`.
+pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, PageError> {
+    let q = query(&uri);
+    let id = required(&q, "id")?.to_string();
+    let g = game_files(&st, &id).await?;
+    let as_character = param(&q, "as").map(str::to_string);
+    let has_transcript = g.transcript.is_file();
+    let characters = characters(&g).await?;
+    let filter = Filter {
+        as_character: as_character.clone(),
+        kinds: None,
+    };
+    let (page, next, follow) = if has_transcript {
         let page = read_events(g.transcript.clone(), 0, PAGE_EVENTS, filter.clone()).await?;
         let next = events_next(&id, &filter, false, &page);
         let follow = events_follow(&id, &filter, &page, running(&g), "");
@@ -559,8 +570,15 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         (None, None, None)
     };
     let charts = charts(g.result.as_ref(), &g.transcript).await?;
-    // The calls arrive after the page (`/game/calls`): the ledger has no index by game, so their
-    // query scans it, and the page must not wait for that on a large sweep.
+    // The same script and repeat in the sweep's other arms: the games worth comparing this one with.
+    let counterparts = match &st.source.db {
+        Some(db) => {
+            let id2 = id.clone();
+            db.read(move |c| db::counterparts(c, &id2)).await?
+        }
+        None => Vec::new(),
+    };
+    // The calls arrive after the page (`/game/calls`), so the page never waits for the ledger.
     let has_ledger = st.source.db.is_some();
     let (events, unreadable) = page.map(|p| (p.events, p.unreadable)).unwrap_or_default();
     html(st.render(
@@ -568,7 +586,7 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         context! {
             game_id => id, row => g.row, r => g.result, has_transcript, characters, as_character,
             events, unreadable, next, following => follow.is_some(), more => follow.is_some(),
-            prev_stage => "", has_ledger, charts,
+            prev_stage => "", has_ledger, charts, counterparts,
         },
     ))
 }

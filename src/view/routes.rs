@@ -11,6 +11,8 @@
 //! | `GET /game/events?id=&after=&as=&view=answers` | the next page of a transcript (HTML) |
 //! | `GET /game/calls?id=&offset=` | the next page of a game's model calls (HTML) |
 //! | `GET /game/call?id=&call=` | one model call with its reply (HTML) |
+//! | `GET /compare?a=&b=&as=` | two games side by side, aligned by stage, the first difference marked |
+//! | `GET /compare/events?a=&b=&after_a=&after_b=&n=&stage=&rows=&as=` | the next rows of two games side by side (HTML) |
 //! | `GET /folder/games?offset=` | the next rows of a folder's games (HTML) |
 //! | `GET /assets/{file}` | the stylesheet and the script, compiled in |
 //!
@@ -29,10 +31,10 @@ use axum::Router;
 use minijinja::Environment;
 
 use super::auth::{self, Token};
-use super::pages;
 use super::source::Source;
 use super::tables::ReportView;
 use super::totals::{Live, Shared};
+use super::{compare, pages};
 
 /// The header a list fragment names its continuation in.
 pub const NEXT: &str = "x-next";
@@ -146,6 +148,8 @@ pub fn router(state: AppState) -> Router {
         .route("/game/events", get(pages::game_events))
         .route("/game/calls", get(pages::game_calls))
         .route("/game/call", get(pages::game_call))
+        .route("/compare", get(compare::compare))
+        .route("/compare/events", get(compare::compare_events))
         .route("/folder/games", get(pages::folder_games))
         .route("/assets/{file}", get(asset))
         .layer(axum::middleware::from_fn_with_state(

@@ -5,7 +5,7 @@
 use minijinja::{Environment, Value};
 
 /// Every template, by name.
-const TEMPLATES: [(&str, &str); 10] = [
+const TEMPLATES: [(&str, &str); 14] = [
     ("base.html", include_str!("templates/base.html")),
     ("runs.html", include_str!("templates/runs.html")),
     (
@@ -16,6 +16,13 @@ const TEMPLATES: [(&str, &str); 10] = [
     ("game_rows.html", include_str!("templates/game_rows.html")),
     ("game.html", include_str!("templates/game.html")),
     ("events.html", include_str!("templates/events.html")),
+    ("event_body.html", include_str!("templates/event_body.html")),
+    ("game_facts.html", include_str!("templates/game_facts.html")),
+    ("compare.html", include_str!("templates/compare.html")),
+    (
+        "compare_rows.html",
+        include_str!("templates/compare_rows.html"),
+    ),
     ("calls.html", include_str!("templates/calls.html")),
     ("call.html", include_str!("templates/call.html")),
     ("report.html", include_str!("templates/report.html")),

@@ -111,6 +111,10 @@ pub struct Page {
     pub events: Vec<EventView>,
     /// Lines that were not events (shown as such, not dropped silently): (byte offset, error).
     pub unreadable: Vec<(u64, String)>,
+    /// For each event of `events`, the byte offset where the line after it starts: a reader that
+    /// uses only the first events of a page (the two-games view, which aligns two transcripts) goes
+    /// on from there.
+    pub ends: Vec<u64>,
     /// Where the next page starts; `None` at the end of the file as it is now.
     pub next: Option<u64>,
     /// Where reading stopped: the end of the last whole line read (a running game's next events
@@ -122,11 +126,26 @@ pub struct Page {
 
 /// Reads up to `limit` events passing `filter` from byte `from` of the transcript at `path`.
 pub fn read_page(path: &Path, from: u64, limit: usize, filter: &Filter) -> std::io::Result<Page> {
+    read_page_within(path, from, limit, filter, MAX_SCAN)
+}
+
+/// [`read_page`] reading at most `max_bytes` (and never more than [`MAX_SCAN`]): a request that
+/// reads several pages (the two-games view looking for the first difference) shares one budget
+/// between them.
+pub fn read_page_within(
+    path: &Path,
+    from: u64,
+    limit: usize,
+    filter: &Filter,
+    max_bytes: u64,
+) -> std::io::Result<Page> {
+    let max_bytes = max_bytes.min(MAX_SCAN);
     let mut f = File::open(path)?;
     let size = f.metadata()?.len();
     let mut page = Page {
         events: Vec::new(),
         unreadable: Vec::new(),
+        ends: Vec::new(),
         next: None,
         end: from,
         size,
@@ -139,7 +158,7 @@ pub fn read_page(path: &Path, from: u64, limit: usize, filter: &Filter) -> std::
     let mut pos = from;
     let mut line = Vec::new();
     loop {
-        if page.events.len() >= limit || pos - from >= MAX_SCAN {
+        if page.events.len() >= limit || pos - from >= max_bytes {
             page.next = (pos < size).then_some(pos);
             break;
         }
@@ -162,6 +181,7 @@ pub fn read_page(path: &Path, from: u64, limit: usize, filter: &Filter) -> std::
             Ok(e) => {
                 if filter.admits(&e) {
                     page.events.push(e.into());
+                    page.ends.push(pos);
                 }
             }
             Err(e) if filter.as_character.is_none() && filter.kinds.is_none() => {
