@@ -46,8 +46,8 @@ fn spawn_viewer(c: &Cluster, mirror: &Path) -> Viewer {
         .read_line(&mut line)
         .expect("the address line");
     let addr = line
-        .split("http://")
-        .nth(1)
+        .rsplit(" at http://")
+        .next()
         .and_then(|r| r.split('/').next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_string();
@@ -59,6 +59,7 @@ fn spawn_viewer(c: &Cluster, mirror: &Path) -> Viewer {
 
 /// A blocking GET: (status, body).
 fn get(url: &str) -> (u16, String) {
+    sleuth::tls::install_crypto_provider();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -127,7 +128,11 @@ fn the_viewer_follows_a_cluster_sweep_and_fetches_transcripts_on_demand() {
 
     // The sweep page: its grid (the script's column, the arm's row with both games done).
     let sweep = page(&format!("{}/sweep?id=viewed", v.base));
-    assert!(sweep.contains("night-ferry"), "{sweep}");
+    assert!(sweep.contains("id=\"grid\""), "{sweep}");
+    assert!(
+        sweep.contains("The Last Crossing of the Marigold"),
+        "the script's column: {sweep}"
+    );
     assert!(
         sweep.contains("<td>2/2</td>"),
         "both games of the cell done: {sweep}"
@@ -146,6 +151,18 @@ fn the_viewer_follows_a_cluster_sweep_and_fetches_transcripts_on_demand() {
             |r| r.get(0),
         )
         .expect("a done game in the mirror");
+    let attempts: Vec<i64> = db
+        .prepare("SELECT attempts FROM games WHERE sweep = 'viewed' ORDER BY seq")
+        .and_then(|mut st| {
+            st.query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<i64>>>()
+        })
+        .expect("the mirror's games");
+    assert_eq!(
+        attempts,
+        [1, 1],
+        "each game's attempts as the cluster counted them"
+    );
     let transcript = mirror.join("games").join(&game).join("transcript.jsonl");
     assert!(
         !transcript.exists(),
@@ -196,4 +213,46 @@ fn a_wrong_token_stops_the_viewer_before_it_serves() {
         !stderr.contains(WRONG) && !stdout.contains(WRONG),
         "the token is never printed: {stderr}"
     );
+}
+
+#[test]
+fn without_mirror_the_temporary_mirror_is_removed_at_exit() {
+    let Some(c) = Cluster::start(Options {
+        workers: 1,
+        ..Options::default()
+    }) else {
+        return;
+    };
+    let mut cmd = c.sleuth();
+    cmd.args(["view", "--coordinator", &c.url(), "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = cmd.spawn().expect("start sleuth view");
+    let out = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(out)
+        .read_line(&mut line)
+        .expect("the address line");
+    let dir = line
+        .split("(mirrored in ")
+        .nth(1)
+        .and_then(|r| r.split(") at http://").next())
+        .unwrap_or_else(|| panic!("no mirror in {line:?}"))
+        .to_string();
+    let dir = Path::new(&dir);
+    assert!(
+        dir.join("sleuth.db").is_file(),
+        "the mirror at {}",
+        dir.display()
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(killed.success());
+    let status = wait_for(Duration::from_secs(20), "the viewer to exit", || {
+        child.try_wait().ok().flatten()
+    });
+    assert!(status.success(), "SIGTERM is a clean stop: {status}");
+    assert!(!dir.exists(), "{} removed at exit", dir.display());
 }

@@ -430,6 +430,11 @@ impl Mirror {
             self.store.put_result(&g.game_id, &g.result_json).await?;
             return Ok(());
         }
+        if state == GameState::Running && touched {
+            // The attempt counted last left it running, as it is on the cluster (a second
+            // `Running` would count another attempt).
+            return Ok(());
+        }
         let reason = (!g.reason.is_empty()).then(|| g.reason.clone());
         let stage = (!g.stage.is_empty()).then(|| g.stage.clone());
         if touched || state != local_state || reason != local_reason || stage != local_stage {

@@ -346,6 +346,33 @@ mod tests {
     }
 
     #[test]
+    fn a_clusters_ledger_sums_read_as_the_fold_would() {
+        let row = |arm: &str, phase: &str, source: &str, calls: u64, usd: f64| TotalsRow {
+            model: "m".into(),
+            phase: phase.into(),
+            framework: "f".into(),
+            arm: arm.into(),
+            source: source.into(),
+            calls,
+            prompt_tokens: 10 * calls,
+            completion_tokens: calls,
+            cached_tokens: 0,
+            cost_usd: usd,
+        };
+        let (all, by_arm) = sums_of(&[
+            row("a", "gameplay", "live", 3, 0.5),
+            row("a", "gameplay", "cache", 2, 0.0),
+            row("a", "evaluation", "live", 1, 0.25),
+            row("b", "gameplay", "retry", 4, 0.0),
+        ]);
+        assert_eq!((all.live_calls, all.cache_hits, all.retries), (4, 2, 4));
+        assert_eq!(all.tokens(), 44, "live calls' tokens only");
+        assert!((all.usd - 0.75).abs() < 1e-12);
+        assert_eq!(by_arm["a"]["evaluation"].live_calls, 1);
+        assert_eq!(by_arm["b"]["gameplay"].retries, 4);
+    }
+
+    #[test]
     fn the_fold_reads_each_row_once_and_sums_by_source() {
         let c = Connection::open_in_memory().expect("sqlite");
         c.execute_batch(
