@@ -283,20 +283,23 @@ impl Mirror {
         };
         self.remote.reachable.store(true, Ordering::Relaxed);
         let mut totals = HashMap::new();
+        // One sweep the mirror cannot follow does not stop the others: the first error is
+        // returned once every sweep has had its turn.
+        let mut first_error = None;
+        let mut followed = Vec::new();
         for s in &listed.sweeps {
-            let record = sweep_record(s)?;
-            let kept = self.store.open_sweep(&record).await?;
-            if kept.status != record.status || kept.note != record.note {
-                self.store
-                    .set_sweep_status(&record.id, record.status, record.note.clone())
-                    .await?;
+            match self.upsert_sweep(s).await {
+                Ok(()) => followed.push(s),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            totals.insert(record.id.clone(), totals_rows(s));
+            totals.insert(s.id.clone(), totals_rows(s));
         }
         if let Ok(mut t) = self.remote.totals.write() {
             *t = totals;
         }
-        for s in &listed.sweeps {
+        for s in followed {
             let now = s.progress.as_ref().map(counts).unwrap_or_default();
             let due = match self.synced.get(&s.id) {
                 None => true,
@@ -305,11 +308,30 @@ impl Mirror {
                 }
             };
             if due {
-                self.sync_games(&s.id).await?;
-                self.synced.insert(s.id.clone(), (now, 0));
+                // Marked synced only once it is: a failed sync is tried again at the next poll.
+                match self.sync_games(&s.id).await {
+                    Ok(()) => {
+                        self.synced.insert(s.id.clone(), (now, 0));
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
             } else if let Some((_, polls)) = self.synced.get_mut(&s.id) {
                 *polls += 1;
             }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Records a listed sweep in the mirror, or brings its status and note up to date.
+    async fn upsert_sweep(&self, s: &pb::SweepSummary) -> Result<(), MirrorError> {
+        let record = sweep_record(s)?;
+        let kept = self.store.open_sweep(&record).await?;
+        if kept.status != record.status || kept.note != record.note {
+            self.store
+                .set_sweep_status(&record.id, record.status, record.note.clone())
+                .await?;
         }
         Ok(())
     }
