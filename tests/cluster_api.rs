@@ -346,3 +346,140 @@ fn a_claim_timeout_under_three_heartbeats_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("claim-idle"), "{stderr}");
 }
+
+/// `ListSweeps` and `Transcript` (what `sleuth view --coordinator` follows a cluster with) need the
+/// token like every call; `ListSweeps` sends each sweep's record and progress, `Transcript` a game's
+/// transcript in pieces of at most 1 MiB (the same pieces `Results` sends), none for a game without
+/// one, and refuses a game that does not exist.
+#[tokio::test]
+async fn list_sweeps_and_transcript_need_the_token_and_answer() {
+    let Some(redis) = redis() else { return };
+    let (addr, _stop) = start(&redis, None, "api-list").await;
+    let url = format!("http://{addr}");
+
+    let mut bare =
+        pb::sweeps_client::SweepsClient::new(client::channel(&url, None).expect("channel"));
+    let err = bare
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let err = bare
+        .transcript(pb::TranscriptRequest {
+            game_id: "x".into(),
+        })
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+
+    let mut api = client::sweeps(&url, None, Token::new(TOKEN).expect("token")).expect("client");
+    let listed = api
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("an empty cluster lists")
+        .into_inner();
+    assert!(listed.sweeps.is_empty());
+
+    let dir = tempfile::tempdir().expect("dir");
+    let script = common::crate_file("examples/glasshouse.toml");
+    let file = dir.path().join("listed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"api-list\"\nscripts = [{:?}]\nrepeats = 2\n[game]\nrounds = 1\n[budget]\nmax_usd = 2.5\n",
+            script.display().to_string()
+        ),
+    )
+    .expect("write sweep");
+    api.submit(submission::read(&file).expect("read"))
+        .await
+        .expect("submitted");
+
+    let listed = api
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("lists")
+        .into_inner();
+    assert_eq!(listed.sweeps.len(), 1);
+    let s = &listed.sweeps[0];
+    assert_eq!((s.id.as_str(), s.name.as_str()), ("api-list", "api-list"));
+    assert_eq!(s.status, "running");
+    assert!(s.text.contains("max_usd = 2.5"), "{}", s.text);
+    assert!(!s.created_at.is_empty());
+    assert_eq!(s.max_usd, Some(2.5));
+    let p = s.progress.as_ref().expect("progress");
+    assert_eq!((p.total, p.pending, p.done), (2, 2, 0));
+    assert!(s.totals.is_empty(), "no call yet: {:?}", s.totals);
+
+    let err = api
+        .transcript(pb::TranscriptRequest {
+            game_id: "no-such-game".into(),
+        })
+        .await
+        .expect_err("an unknown game");
+    assert_eq!(err.code(), tonic::Code::NotFound);
+
+    let transcript_of = |mut api: client::Sweeps, game: String| async move {
+        let mut stream = api
+            .transcript(pb::TranscriptRequest { game_id: game })
+            .await
+            .expect("a known game")
+            .into_inner();
+        let mut pieces = Vec::new();
+        while let Some(c) = stream.message().await.expect("a piece") {
+            pieces.push(c);
+        }
+        pieces
+    };
+    let store = sleuth::store::RedisStore::connect(&redis.url(), "api-list")
+        .await
+        .expect("the coordinator's store");
+    use sleuth::store::Store;
+    let games = store.games("api-list").await.expect("games");
+    let (done, waiting) = (games[0].id.clone(), games[1].id.clone());
+    assert!(
+        transcript_of(api.clone(), waiting).await.is_empty(),
+        "a game not done has no transcript yet"
+    );
+
+    // Two and a half MiB of JSONL: three pieces.
+    let line = format!("{{\"text\":\"{}\"}}\n", "x".repeat(1000));
+    let text = line.repeat(2621);
+    assert!(store
+        .put_result_with_transcript(&done, "{}", &text)
+        .await
+        .expect("result written"));
+    let pieces = transcript_of(api.clone(), done.clone()).await;
+    assert_eq!(pieces.len(), 3);
+    assert!(pieces
+        .iter()
+        .all(|c| c.game_id == done && c.data.len() <= 1024 * 1024));
+    assert_eq!(
+        pieces.iter().map(|c| c.last).collect::<Vec<_>>(),
+        [false, false, true]
+    );
+    let joined: Vec<u8> = pieces.iter().flat_map(|c| c.data.clone()).collect();
+    assert_eq!(joined, text.as_bytes());
+
+    // `Results` sends the same pieces, and each game's attempts and seed.
+    let mut stream = api
+        .results(pb::ResultsRequest {
+            sweep_id: "api-list".into(),
+            transcripts: true,
+        })
+        .await
+        .expect("results")
+        .into_inner();
+    let mut from_results = Vec::new();
+    let mut seeds = Vec::new();
+    while let Some(part) = stream.message().await.expect("a part") {
+        match part.part {
+            Some(pb::results_part::Part::Transcript(c)) => from_results.push(c),
+            Some(pb::results_part::Part::Game(g)) => seeds.push((g.game_id, g.seed)),
+            None => {}
+        }
+    }
+    assert_eq!(from_results, pieces);
+    let want: Vec<(String, u64)> = games.iter().map(|g| (g.id.clone(), g.seed)).collect();
+    assert_eq!(seeds, want);
+}

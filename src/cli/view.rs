@@ -1,4 +1,5 @@
-//! `sleuth view PATH`: serves the viewer over a run directory until Ctrl-C.
+//! `sleuth view PATH`: serves the viewer over a run directory until Ctrl-C; `sleuth view
+//! --coordinator URL`: the same pages over a cluster's sweeps, through a local mirror of them.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -7,7 +8,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::cluster::auth::TOKEN_ENV;
+use crate::cluster::auth::{Token, TOKEN_ENV};
+use crate::view::mirror::{self, MirrorConfig};
 use crate::view::{self, ViewConfig};
 
 /// Flags of `sleuth view`.
@@ -15,22 +17,70 @@ use crate::view::{self, ViewConfig};
 pub struct ViewArgs {
     /// A sweep's run directory (it holds sleuth.db) or a folder of game directories (result.json,
     /// transcript.jsonl).
-    pub path: PathBuf,
+    #[arg(
+        required_unless_present = "coordinator",
+        conflicts_with = "coordinator"
+    )]
+    pub path: Option<PathBuf>,
     /// Where to listen. Any address but a loopback one needs SLEUTH_TOKEN, and every request must then
     /// carry it (a bearer header, or open a page once with ?token=…).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// View a cluster's sweeps through its coordinator (`https://` for TLS), with the token in
+    /// SLEUTH_TOKEN, instead of a run directory: they are mirrored locally and the mirror is served.
+    #[arg(long, value_name = "URL")]
+    pub coordinator: Option<String>,
+    /// The CA certificate (PEM) to check an `https://` coordinator against.
+    #[arg(long, value_name = "PEM", requires = "coordinator")]
+    pub tls_ca: Option<PathBuf>,
+    /// Where to keep the mirror of the cluster's sweeps (kept, and continued next time); by default a
+    /// temporary directory removed at exit.
+    #[arg(long, value_name = "DIR", requires = "coordinator")]
+    pub mirror: Option<PathBuf>,
 }
 
 /// Starts the viewer, prints its address, serves until Ctrl-C.
 pub(super) async fn run(a: ViewArgs) -> Result<()> {
     let token = std::env::var(TOKEN_ENV).ok();
-    let server = view::start(ViewConfig {
-        root: a.path.clone(),
-        listen: a.listen,
-        token,
-    })
-    .await?;
+    // Held until the viewer stops: dropping it removes the temporary mirror.
+    let mut temporary = None;
+    let (server, what) = match (&a.coordinator, &a.path) {
+        (Some(url), _) => {
+            let cluster_token = Token::from_env(TOKEN_ENV).with_context(|| {
+                format!("the coordinator's token: set {TOKEN_ENV}, as for `sleuth results`")
+            })?;
+            let dir = match &a.mirror {
+                Some(d) => d.clone(),
+                None => {
+                    let t = tempfile::Builder::new()
+                        .prefix("sleuth-view-")
+                        .tempdir()
+                        .context("a temporary directory for the mirror")?;
+                    let p = t.path().to_path_buf();
+                    temporary = Some(t);
+                    p
+                }
+            };
+            let cfg = MirrorConfig {
+                coordinator: url.clone(),
+                tls_ca: a.tls_ca.clone(),
+                token: cluster_token,
+                dir: dir.clone(),
+            };
+            let server = mirror::start(cfg, a.listen, token).await?;
+            (server, format!("{url} (mirrored in {})", dir.display()))
+        }
+        (None, Some(path)) => {
+            let server = view::start(ViewConfig {
+                root: path.clone(),
+                listen: a.listen,
+                token,
+            })
+            .await?;
+            (server, path.display().to_string())
+        }
+        (None, None) => anyhow::bail!("give a run directory or --coordinator URL"),
+    };
     let how = if a.listen.ip().is_loopback() {
         String::new()
     } else {
@@ -39,17 +89,25 @@ pub(super) async fn run(a: ViewArgs) -> Result<()> {
     // One line on stdout, flushed: scripts and tests read the address from it (with --listen
     // 127.0.0.1:0 the port is chosen by the system).
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "sleuth view: {} at http://{}/{how}",
-        a.path.display(),
-        server.addr
-    )?;
+    writeln!(out, "sleuth view: {what} at http://{}/{how}", server.addr)?;
     out.flush()?;
     drop(out);
-    tokio::select! {
-        served = server.task => served.context("the viewer's task ended")??,
-        _ = tokio::signal::ctrl_c() => {}
+    // SIGTERM as Ctrl-C: either way the temporary mirror is removed.
+    let served = tokio::select! {
+        served = server.task => served.context("the viewer's task ended").and_then(|r| r.map_err(Into::into)),
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = terminated() => Ok(()),
+    };
+    drop(temporary);
+    served
+}
+
+/// Resolves on SIGTERM (never where there is none).
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut t) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        t.recv().await;
+        return;
     }
-    Ok(())
+    std::future::pending::<()>().await
 }

@@ -1,5 +1,5 @@
 //! `sleuth coordinator`: the cluster's front door. It serves the public API (submit, watch, cancel,
-//! list workers, results) and the worker protocol (register, heartbeat, report) over gRPC, and keeps
+//! list workers and sweeps, results, a game's transcript) and the worker protocol (register, heartbeat, report) over gRPC, and keeps
 //! nothing that is not in Redis: a sweep's submission, games, states and results are in the store, the
 //! games to play are entries of the work queue, the workers are a hash. Restarting it mid-sweep loses
 //! nothing, and the workers go on playing meanwhile (the work flows through Redis, not through it).
@@ -26,7 +26,9 @@ use super::proto::workers_server::{Workers, WorkersServer};
 use super::proto::{self as pb};
 use super::queue::{GameEntry, WorkQueue};
 use super::{submission, ClusterError, MAX_MESSAGE_BYTES, TRANSCRIPT_CHUNK};
-use crate::store::{GameState, RedisStore, SourceTotals, Store, StoreError, SweepStatus};
+use crate::store::{
+    GameState, RedisStore, SourceTotals, Store, StoreError, SweepRecord, SweepStatus, TotalsRow,
+};
 use crate::sweep::runner;
 use crate::telemetry as tm;
 
@@ -240,10 +242,20 @@ impl Shared {
             .await
             .map_err(store_status)?
             .ok_or_else(|| Status::not_found(format!("no sweep named `{sweep}`")))?;
+        Ok(self.progress_of(&record).await?.0)
+    }
+
+    /// Where the sweep `record` stands now, with its ledger summed (what `ListSweeps` sends too).
+    async fn progress_of(
+        &self,
+        record: &SweepRecord,
+    ) -> Result<(pb::Progress, Vec<TotalsRow>), Status> {
+        let sweep = record.id.as_str();
         let counts = self.store.state_counts(sweep).await.map_err(store_status)?;
-        let totals = SourceTotals::of(&self.store.totals(sweep).await.map_err(store_status)?);
+        let rows = self.store.totals(sweep).await.map_err(store_status)?;
+        let totals = SourceTotals::of(&rows);
         let running = counts.get(GameState::Running);
-        Ok(pb::Progress {
+        let progress = pb::Progress {
             sweep_id: sweep.to_string(),
             status: record.status.as_str().to_string(),
             total: counts.total(),
@@ -257,7 +269,56 @@ impl Shared {
             tokens: totals.live_tokens,
             usd: totals.live_usd,
             ended: record.status != SweepStatus::Running && running == 0,
-        })
+        };
+        Ok((progress, rows))
+    }
+}
+
+/// A transcript as the messages that carry it: pieces of at most [`TRANSCRIPT_CHUNK`] bytes, the
+/// last one marked. `Results` and `Transcript` both send it so: a transcript is as long as its game,
+/// never one message.
+fn transcript_chunks(game_id: &str, text: String) -> impl Iterator<Item = pb::TranscriptChunk> {
+    let bytes = text.into_bytes();
+    let pieces = bytes.len().div_ceil(TRANSCRIPT_CHUNK);
+    let game_id = game_id.to_string();
+    (0..pieces).map(move |i| {
+        let end = ((i + 1) * TRANSCRIPT_CHUNK).min(bytes.len());
+        pb::TranscriptChunk {
+            game_id: game_id.clone(),
+            data: bytes[i * TRANSCRIPT_CHUNK..end].to_vec(),
+            last: i + 1 == pieces,
+        }
+    })
+}
+
+/// A sweep's record, progress and ledger sums as `ListSweeps` sends them.
+fn sweep_summary(r: SweepRecord, progress: pb::Progress, rows: Vec<TotalsRow>) -> pb::SweepSummary {
+    pb::SweepSummary {
+        status: r.status.as_str().to_string(),
+        id: r.id,
+        name: r.name,
+        file: r.file,
+        text: r.text,
+        created_at: r.created_at,
+        note: r.note.unwrap_or_default(),
+        max_usd: r.max_usd,
+        max_tokens: r.max_tokens,
+        progress: Some(progress),
+        totals: rows
+            .into_iter()
+            .map(|t| pb::LedgerSums {
+                model: t.model,
+                phase: t.phase,
+                framework: t.framework,
+                arm: t.arm,
+                source: t.source,
+                calls: t.calls,
+                prompt_tokens: t.prompt_tokens,
+                completion_tokens: t.completion_tokens,
+                cached_tokens: t.cached_tokens,
+                cost_usd: t.cost_usd,
+            })
+            .collect(),
     }
 }
 
@@ -266,6 +327,7 @@ struct WorkersService(Shared);
 
 type ProgressStream = Pin<Box<dyn Stream<Item = Result<pb::Progress, Status>> + Send>>;
 type ResultStream = Pin<Box<dyn Stream<Item = Result<pb::ResultsPart, Status>> + Send>>;
+type ChunkStream = Pin<Box<dyn Stream<Item = Result<pb::TranscriptChunk, Status>> + Send>>;
 
 fn refusal_status(r: Refusal) -> Status {
     match r {
@@ -488,6 +550,8 @@ impl Sweeps for SweepsService {
                     result_json: String::new(),
                     reason: g.reason.unwrap_or_default(),
                     stage: g.stage.unwrap_or_default(),
+                    attempts: g.attempts,
+                    seed: g.seed,
                 };
                 let mut transcript = None;
                 if g.state == GameState::Done {
@@ -513,14 +577,7 @@ impl Sweeps for SweepsService {
                 }
                 // A transcript is as long as its game: it goes in pieces, never in one message.
                 if let Some(t) = transcript {
-                    let bytes = t.into_bytes();
-                    let pieces = bytes.len().div_ceil(TRANSCRIPT_CHUNK);
-                    for (i, piece) in bytes.chunks(TRANSCRIPT_CHUNK).enumerate() {
-                        let chunk = pb::TranscriptChunk {
-                            game_id: g.id.clone(),
-                            data: piece.to_vec(),
-                            last: i + 1 == pieces,
-                        };
+                    for chunk in transcript_chunks(&g.id, t) {
                         if !send(pb::results_part::Part::Transcript(chunk)).await {
                             return;
                         }
@@ -531,6 +588,37 @@ impl Sweeps for SweepsService {
         Ok(Response::new(Box::pin(
             tokio_stream::wrappers::ReceiverStream::new(rx),
         )))
+    }
+
+    async fn list_sweeps(
+        &self,
+        _request: Request<pb::ListSweepsRequest>,
+    ) -> Result<Response<pb::ListSweepsResponse>, Status> {
+        let s = &self.0;
+        let records = s.store.sweeps().await.map_err(store_status)?;
+        let mut sweeps = Vec::with_capacity(records.len());
+        for r in records {
+            let (progress, rows) = s.progress_of(&r).await?;
+            sweeps.push(sweep_summary(r, progress, rows));
+        }
+        Ok(Response::new(pb::ListSweepsResponse { sweeps }))
+    }
+
+    type TranscriptStream = ChunkStream;
+
+    async fn transcript(
+        &self,
+        request: Request<pb::TranscriptRequest>,
+    ) -> Result<Response<Self::TranscriptStream>, Status> {
+        let s = &self.0;
+        let game = request.into_inner().game_id;
+        if s.store.game(&game).await.map_err(store_status)?.is_none() {
+            return Err(Status::not_found(format!("no game `{game}`")));
+        }
+        let text = s.store.transcript(&game).await.map_err(store_status)?;
+        // No transcript yet (a game that is not done): a stream without a piece.
+        let chunks = transcript_chunks(&game, text.unwrap_or_default()).map(Ok);
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 }
 

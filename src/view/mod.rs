@@ -12,14 +12,17 @@
 //! viewed.
 //!
 //! Here: the configuration, the errors and the server's start; [`source`] finds what a run directory
-//! holds, [`db`] reads the store, [`totals`] folds the ledger, [`timeline`] pages transcripts,
-//! [`auth`] is the token rule, [`routes`] the pages and endpoints, `compare` two games side by side, [`tables`] the report's tables,
+//! holds, [`mirror`] keeps a cluster's sweeps as one (`sleuth view --coordinator`), [`db`] reads the
+//! store, [`totals`] folds the ledger, [`timeline`] pages transcripts, [`auth`] is the token rule,
+//! [`routes`] the pages and endpoints, `compare` two games side by side, [`tables`] the report's
+//! tables,
 //! `chart` the suspicion and trust charts.
 
 pub mod auth;
 mod chart;
 mod compare;
 pub mod db;
+pub mod mirror;
 mod pages;
 pub mod routes;
 pub mod source;
@@ -50,6 +53,12 @@ pub enum ViewError {
         #[source]
         source: std::io::Error,
     },
+    /// `--coordinator`: the coordinator could not be reached or refused the first listing.
+    #[error("following the coordinator at {coordinator}: {message}")]
+    Mirror {
+        coordinator: String,
+        message: String,
+    },
     #[error("the server stopped")]
     Serve(#[source] std::io::Error),
 }
@@ -76,16 +85,25 @@ pub struct Server {
 pub async fn start(cfg: ViewConfig) -> Result<Server, ViewError> {
     let token = auth::Token::for_listen(cfg.listen, cfg.token.as_deref())?;
     let source = source::Source::open(&cfg.root)?;
+    serve(source, cfg.listen, token).await
+}
+
+/// Binds `listen` and serves `source` (a run directory, or a cluster's mirror of one).
+async fn serve(
+    source: source::Source,
+    listen: SocketAddr,
+    token: auth::Token,
+) -> Result<Server, ViewError> {
     let state = routes::AppState::new(source, token);
     let app = routes::router(state.clone());
-    let listener = tokio::net::TcpListener::bind(cfg.listen)
+    let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|source| ViewError::Bind {
-            addr: cfg.listen,
+            addr: listen,
             source,
         })?;
     let addr = listener.local_addr().map_err(|source| ViewError::Bind {
-        addr: cfg.listen,
+        addr: listen,
         source,
     })?;
     totals::spawn_refresh(state.source.clone(), state.live.clone());

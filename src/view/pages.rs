@@ -284,6 +284,12 @@ fn state_filter(q: &Query) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What the call pages say of a folder of games.
+const NO_LEDGER: &str = "a folder of games has no ledger";
+/// What they say over a cluster's mirror.
+const CLUSTER_CALLS: &str = "model calls are not available over a coordinator: the cluster keeps \
+                             its ledger per run, not by game, and keeps no requests";
+
 /// The run directory's store, which the sweep and call pages need; a folder of games has none, and
 /// `missing` says what the page cannot show without it.
 fn store(st: &AppState, missing: &str) -> Result<Arc<super::db::Db>, PageError> {
@@ -291,6 +297,15 @@ fn store(st: &AppState, missing: &str) -> Result<Arc<super::db::Db>, PageError> 
         .db
         .clone()
         .ok_or_else(|| PageError::NotFound(missing.into()))
+}
+
+/// The store whose ledger the call pages read: a folder of games has none, and a cluster's mirror
+/// holds no ledger rows.
+fn ledger(st: &AppState) -> Result<Arc<super::db::Db>, PageError> {
+    if st.source.remote.is_some() {
+        return Err(PageError::NotFound(CLUSTER_CALLS.into()));
+    }
+    store(st, NO_LEDGER)
 }
 
 /// `GET /sweep?id=&state=`.
@@ -446,6 +461,15 @@ pub(super) async fn game_files(st: &AppState, id: &str) -> Result<GameFiles, Pag
             (None, None)
         }
     };
+    // Over a cluster: the transcript is fetched when the game is opened and the mirror lacks it (a
+    // game that is not done has none yet on the cluster, and is asked for again next time).
+    if let Some(remote) = &st.source.remote {
+        if !dir.join(TRANSCRIPT_FILE).is_file() {
+            remote.fetch_transcript(id, &dir).await.map_err(|e| {
+                PageError::Internal(format!("fetching game {id}'s transcript: {e}"))
+            })?;
+        }
+    }
     let d2 = dir.clone();
     let result = match stored {
         Some(r) => Some(r),
@@ -578,15 +602,17 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
         }
         None => Vec::new(),
     };
-    // The calls arrive after the page (`/game/calls`), so the page never waits for the ledger.
-    let has_ledger = st.source.db.is_some();
+    // The calls arrive after the page (`/game/calls`), so the page never waits for the ledger; a
+    // cluster's ledger is not the viewer's to read (docs/viewer.md, *Over a cluster*).
+    let has_ledger = st.source.db.is_some() && st.source.remote.is_none();
+    let over_cluster = st.source.remote.is_some();
     let (events, unreadable) = page.map(|p| (p.events, p.unreadable)).unwrap_or_default();
     html(st.render(
         "game.html",
         context! {
             game_id => id, row => g.row, r => g.result, has_transcript, characters, as_character,
             events, unreadable, next, following => follow.is_some(), more => follow.is_some(),
-            prev_stage => "", has_ledger, charts, counterparts,
+            prev_stage => "", has_ledger, over_cluster, charts, counterparts,
         },
     ))
 }
@@ -666,7 +692,7 @@ pub async fn game_calls(State(st): State<AppState>, uri: Uri) -> Result<Response
     let q = query(&uri);
     let id = required(&q, "id")?.to_string();
     let offset = number(&q, "offset")?;
-    let db = store(&st, "a folder of games has no ledger")?;
+    let db = ledger(&st)?;
     let id2 = id.clone();
     let calls = db
         .read(move |c| db::calls(c, &id2, PAGE_ROWS, offset))
@@ -684,7 +710,7 @@ pub async fn game_call(State(st): State<AppState>, uri: Uri) -> Result<Html<Stri
     let id = required(&q, "id")?.to_string();
     let call = i64::try_from(number(&q, "call")?)
         .map_err(|_| PageError::BadRequest("`call` is too large".into()))?;
-    let db = store(&st, "a folder of games has no ledger")?;
+    let db = ledger(&st)?;
     let id2 = id.clone();
     let d = db
         .read(move |c| db::call(c, &id2, call))

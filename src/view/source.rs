@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use super::db::Db;
+use super::mirror::Remote;
 use super::ViewError;
 use crate::report::load::{RESULT_FILE, TRANSCRIPT_FILE};
 use crate::sweep::runner::STORE_FILE;
@@ -19,6 +20,9 @@ pub struct Source {
     pub root: PathBuf,
     /// The store, when the directory is a sweep's.
     pub db: Option<Arc<Db>>,
+    /// The cluster the directory mirrors (`sleuth view --coordinator`): the pages fetch a game's
+    /// transcript from it when the mirror lacks the file, and take the live figures from it.
+    pub remote: Option<Arc<Remote>>,
 }
 
 impl Source {
@@ -35,6 +39,7 @@ impl Source {
             return Ok(Source {
                 root: root.to_path_buf(),
                 db: Some(Arc::new(db)),
+                remote: None,
             });
         }
         let mut games = Vec::new();
@@ -47,6 +52,7 @@ impl Source {
         Ok(Source {
             root: root.to_path_buf(),
             db: None,
+            remote: None,
         })
     }
 

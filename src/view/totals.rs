@@ -16,7 +16,9 @@ use rusqlite::{params, Connection};
 use serde::Serialize;
 
 use super::db::{self, SweepInfo};
+use super::mirror::Remote;
 use super::source::Source;
+use crate::store::TotalsRow;
 
 /// How often the snapshot is refreshed while the viewer runs.
 pub const REFRESH: Duration = Duration::from_secs(1);
@@ -95,7 +97,7 @@ pub struct SweepLive {
     pub tokens: u64,
     /// By arm id, then phase.
     #[serde(skip)]
-    pub by_arm: BTreeMap<String, BTreeMap<String, Sums>>,
+    pub by_arm: ByArm,
 }
 
 /// The snapshot every page and `/api/runs` read.
@@ -131,7 +133,7 @@ struct Group {
 pub struct Fold {
     last_id: i64,
     /// sweep → arm → phase → sums.
-    sums: BTreeMap<String, BTreeMap<String, BTreeMap<String, Sums>>>,
+    sums: BTreeMap<String, ByArm>,
 }
 
 impl Fold {
@@ -181,13 +183,61 @@ impl Fold {
     }
 
     /// A sweep's sums in all, and by arm and phase.
-    fn of(&self, sweep: &str) -> (Sums, BTreeMap<String, BTreeMap<String, Sums>>) {
+    fn of(&self, sweep: &str) -> (Sums, ByArm) {
         let by_arm = self.sums.get(sweep).cloned().unwrap_or_default();
-        let mut all = Sums::default();
-        for s in by_arm.values().flat_map(|p| p.values()) {
-            all += *s;
-        }
-        (all, by_arm)
+        (total(&by_arm), by_arm)
+    }
+}
+
+/// Sums by arm id, then phase.
+pub type ByArm = BTreeMap<String, BTreeMap<String, Sums>>;
+
+fn total(by_arm: &ByArm) -> Sums {
+    let mut all = Sums::default();
+    for s in by_arm.values().flat_map(|p| p.values()) {
+        all += *s;
+    }
+    all
+}
+
+/// A sweep's sums in all and by arm and phase from its ledger already summed by model, phase,
+/// framework, arm and source (`Store::totals`, which a cluster's coordinator sends).
+pub fn sums_of(rows: &[TotalsRow]) -> (Sums, ByArm) {
+    let mut by_arm = ByArm::new();
+    for r in rows {
+        by_arm
+            .entry(r.arm.clone())
+            .or_default()
+            .entry(r.phase.clone())
+            .or_default()
+            .add(
+                &r.source,
+                &Group {
+                    calls: r.calls,
+                    prompt: r.prompt_tokens,
+                    completion: r.completion_tokens,
+                    cached: r.cached_tokens,
+                    usd: r.cost_usd,
+                },
+            );
+    }
+    (total(&by_arm), by_arm)
+}
+
+/// Over a cluster's mirror: each sweep's figures are the coordinator's ledger sums (the mirror holds
+/// no ledger rows), and a running sweep runs now when the coordinator answers.
+fn apply_remote(live: &mut Live, remote: &Remote) {
+    let totals = remote.totals();
+    let reachable = remote.reachable();
+    for s in &mut live.sweeps {
+        let (sums, by_arm) = totals
+            .get(&s.info.id)
+            .map(|r| sums_of(r))
+            .unwrap_or_default();
+        s.tokens = sums.tokens();
+        s.sums = sums;
+        s.by_arm = by_arm;
+        s.running_now = reachable && s.info.status == "running";
     }
 }
 
@@ -225,8 +275,11 @@ pub fn snapshot(c: &Connection, fold: &mut Fold, running_now: bool) -> rusqlite:
 }
 
 /// Whether a process holds the run directory's lock (a `sweep run` in progress), as `sweep status`
-/// tells.
+/// tells; over a cluster's mirror, whether the coordinator answered the last poll.
 pub fn lock_held(source: &Source) -> bool {
+    if let Some(remote) = &source.remote {
+        return remote.reachable();
+    }
     std::fs::File::options()
         .write(true)
         .open(source.root.join(crate::sweep::runner::LOCK_FILE))
@@ -254,7 +307,12 @@ pub fn spawn_refresh(source: Source, live: Shared) {
                 })
                 .await;
             let next = match next {
-                Ok(l) => Arc::new(l),
+                Ok(mut l) => {
+                    if let Some(remote) = &source.remote {
+                        apply_remote(&mut l, remote);
+                    }
+                    Arc::new(l)
+                }
                 Err(e) => {
                     let prev = live.read().map(|l| (**l).clone()).unwrap_or_default();
                     Arc::new(Live {
@@ -285,6 +343,33 @@ mod tests {
             )
             .expect("insert");
         }
+    }
+
+    #[test]
+    fn a_clusters_ledger_sums_read_as_the_fold_would() {
+        let row = |arm: &str, phase: &str, source: &str, calls: u64, usd: f64| TotalsRow {
+            model: "m".into(),
+            phase: phase.into(),
+            framework: "f".into(),
+            arm: arm.into(),
+            source: source.into(),
+            calls,
+            prompt_tokens: 10 * calls,
+            completion_tokens: calls,
+            cached_tokens: 0,
+            cost_usd: usd,
+        };
+        let (all, by_arm) = sums_of(&[
+            row("a", "gameplay", "live", 3, 0.5),
+            row("a", "gameplay", "cache", 2, 0.0),
+            row("a", "evaluation", "live", 1, 0.25),
+            row("b", "gameplay", "retry", 4, 0.0),
+        ]);
+        assert_eq!((all.live_calls, all.cache_hits, all.retries), (4, 2, 4));
+        assert_eq!(all.tokens(), 44, "live calls' tokens only");
+        assert!((all.usd - 0.75).abs() < 1e-12);
+        assert_eq!(by_arm["a"]["evaluation"].live_calls, 1);
+        assert_eq!(by_arm["b"]["gameplay"].retries, 4);
     }
 
     #[test]
