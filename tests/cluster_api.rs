@@ -466,6 +466,7 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
         .results(pb::ResultsRequest {
             sweep_id: "api-list".into(),
             transcripts: true,
+            ..Default::default()
         })
         .await
         .expect("results")
@@ -482,4 +483,43 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
     assert_eq!(from_results, pieces);
     let want: Vec<(String, u64)> = games.iter().map(|g| (g.id.clone(), g.seed)).collect();
     assert_eq!(seeds, want);
+
+    // What a mirror polls: every game's row without its result; then the results of the games it
+    // names (an id of no game of the sweep is left out).
+    let collect = |req: pb::ResultsRequest| {
+        let mut api = api.clone();
+        async move {
+            let mut stream = api.results(req).await.expect("results").into_inner();
+            let mut out = Vec::new();
+            while let Some(part) = stream.message().await.expect("a part") {
+                match part.part {
+                    Some(pb::results_part::Part::Game(g)) => out.push(g),
+                    Some(pb::results_part::Part::Transcript(_)) => {
+                        panic!("no transcript asked for")
+                    }
+                    None => {}
+                }
+            }
+            out
+        }
+    };
+    let rows = collect(pb::ResultsRequest {
+        sweep_id: "api-list".into(),
+        transcripts: true,
+        without_results: true,
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(rows.len(), games.len());
+    assert!(rows.iter().all(|g| g.result_json.is_empty()));
+    assert!(rows.iter().any(|g| g.game_id == done && g.state == "done"));
+    let named = collect(pb::ResultsRequest {
+        sweep_id: "api-list".into(),
+        game_ids: vec![done.clone(), "no-such-game".into()],
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].game_id, done);
+    assert!(!named[0].result_json.is_empty(), "its result");
 }

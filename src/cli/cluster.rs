@@ -363,6 +363,7 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
         .results(pb::ResultsRequest {
             sweep_id: a.id.clone(),
             transcripts: !a.no_transcripts,
+            ..Default::default()
         })
         .await
         .map_err(rpc_error)?

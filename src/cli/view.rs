@@ -86,6 +86,9 @@ pub(super) async fn run(a: ViewArgs) -> Result<()> {
     } else {
         format!(" (open it once with ?token=<{TOKEN_ENV}>)")
     };
+    // SIGTERM is listened for before the address is printed: whoever reads the line may stop the
+    // viewer at once, and a signal that came before the listener would kill it uncleanly.
+    let terminate = Terminate::listen();
     // One line on stdout, flushed: scripts and tests read the address from it (with --listen
     // 127.0.0.1:0 the port is chosen by the system).
     let mut out = std::io::stdout().lock();
@@ -96,18 +99,32 @@ pub(super) async fn run(a: ViewArgs) -> Result<()> {
     let served = tokio::select! {
         served = server.task => served.context("the viewer's task ended").and_then(|r| r.map_err(Into::into)),
         _ = tokio::signal::ctrl_c() => Ok(()),
-        _ = terminated() => Ok(()),
+        _ = terminate.received() => Ok(()),
     };
     drop(temporary);
     served
 }
 
-/// Resolves on SIGTERM (never where there is none).
-async fn terminated() {
+/// SIGTERM, listened for from when it is made (never received where there is none).
+struct Terminate {
     #[cfg(unix)]
-    if let Ok(mut t) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        t.recv().await;
-        return;
+    signal: Option<tokio::signal::unix::Signal>,
+}
+
+impl Terminate {
+    fn listen() -> Terminate {
+        Terminate {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
     }
-    std::future::pending::<()>().await
+
+    async fn received(mut self) {
+        #[cfg(unix)]
+        if let Some(s) = self.signal.as_mut() {
+            s.recv().await;
+            return;
+        }
+        std::future::pending::<()>().await
+    }
 }

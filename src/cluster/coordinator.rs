@@ -528,7 +528,19 @@ impl Sweeps for SweepsService {
                 req.sweep_id
             )));
         }
-        let games = s.store.games(&req.sweep_id).await.map_err(store_status)?;
+        let games = if req.game_ids.is_empty() {
+            s.store.games(&req.sweep_id).await.map_err(store_status)?
+        } else {
+            let mut games = Vec::with_capacity(req.game_ids.len());
+            for id in &req.game_ids {
+                if let Some(g) = s.store.game(id).await.map_err(store_status)? {
+                    if g.sweep == req.sweep_id {
+                        games.push(g);
+                    }
+                }
+            }
+            games
+        };
         let (tx, rx) = tokio::sync::mpsc::channel(8);
         tokio::spawn(async move {
             let send = |part: pb::results_part::Part| {
@@ -554,7 +566,7 @@ impl Sweeps for SweepsService {
                     seed: g.seed,
                 };
                 let mut transcript = None;
-                if g.state == GameState::Done {
+                if g.state == GameState::Done && !req.without_results {
                     match s.store.result(&g.id).await {
                         Ok(r) => out.result_json = r.unwrap_or_default(),
                         Err(e) => {

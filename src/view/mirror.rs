@@ -9,8 +9,9 @@
 //!   (kept in memory for the live figures: the cluster's ledger is not copied row by row, and no
 //!   ledger row is made up);
 //! - for a sweep whose counts changed since the last poll (and at least every [`RESYNC_POLLS`] polls
-//!   while it runs), `Results` without transcripts: every game's state, reason, stage and attempts,
-//!   and the result of every game done;
+//!   while it runs), `Results` without results or transcripts: every game's state, reason, stage and
+//!   attempts; then, by id, the results of the games that became done since the last sync (each
+//!   result crosses the network once);
 //! - a game's transcript only when its page (or the next page of its events) is opened and the mirror
 //!   has no file for it ([`Remote::fetch_transcript`]). The cluster writes a transcript with its
 //!   game's result, so a game that is not done has none yet and is asked for again next time.
@@ -47,6 +48,8 @@ pub const RESYNC_POLLS: u32 = 15;
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Games written to the mirror at once during a sync (the store's writer commits them in groups).
 const PARALLEL_WRITES: usize = 32;
+/// Games whose results one `Results` request asks for by id: bounds the request's size.
+const RESULTS_PER_REQUEST: usize = 500;
 
 /// Why the mirror could not follow the cluster.
 #[derive(Debug, thiserror::Error)]
@@ -336,27 +339,11 @@ impl Mirror {
         Ok(())
     }
 
-    /// Brings the mirror's games of `sweep` to what the cluster holds.
+    /// Brings the mirror's games of `sweep` to what the cluster holds: every game's state (without
+    /// its result), then the results of the games that became done since the last sync, by id — so a
+    /// poll of a 10,000-game sweep moves its games' rows, not 10,000 results.
     async fn sync_games(&self, sweep: &str) -> Result<(), MirrorError> {
-        let mut api = self.remote.api.clone();
-        let sweep_id = sweep.to_string();
-        let remote: Vec<pb::GameResult> = timed(async move {
-            let mut stream = api
-                .results(pb::ResultsRequest {
-                    sweep_id,
-                    transcripts: false,
-                })
-                .await?
-                .into_inner();
-            let mut games = Vec::new();
-            while let Some(part) = stream.message().await? {
-                if let Some(pb::results_part::Part::Game(g)) = part.part {
-                    games.push(g);
-                }
-            }
-            Ok::<_, MirrorError>(games)
-        })
-        .await?;
+        let mut remote = self.remote_games(sweep, Vec::new(), true).await?;
         let local: HashMap<String, GameRow> = self
             .store
             .games(sweep)
@@ -364,6 +351,23 @@ impl Mirror {
             .into_iter()
             .map(|g| (g.id.clone(), g))
             .collect();
+        let newly_done: Vec<String> = remote
+            .iter()
+            .filter(|g| g.state == GameState::Done.as_str())
+            .filter(|g| local.get(&g.game_id).map(|l| l.state) != Some(GameState::Done))
+            .map(|g| g.game_id.clone())
+            .collect();
+        let mut results: HashMap<String, pb::GameResult> = HashMap::new();
+        for ids in newly_done.chunks(RESULTS_PER_REQUEST) {
+            for g in self.remote_games(sweep, ids.to_vec(), false).await? {
+                results.insert(g.game_id.clone(), g);
+            }
+        }
+        for g in remote.iter_mut() {
+            if let Some(full) = results.remove(&g.game_id) {
+                *g = full;
+            }
+        }
         let mut new_rows = Vec::new();
         for g in &remote {
             if !safe_id(&g.game_id) {
@@ -405,6 +409,37 @@ impl Mirror {
             .collect()
             .await;
         results.into_iter().collect()
+    }
+
+    /// The sweep's games as the cluster holds them: `ids` only (all when empty), with their results
+    /// unless `states_only`.
+    async fn remote_games(
+        &self,
+        sweep: &str,
+        ids: Vec<String>,
+        states_only: bool,
+    ) -> Result<Vec<pb::GameResult>, MirrorError> {
+        let mut api = self.remote.api.clone();
+        let sweep_id = sweep.to_string();
+        timed(async move {
+            let mut stream = api
+                .results(pb::ResultsRequest {
+                    sweep_id,
+                    transcripts: false,
+                    without_results: states_only,
+                    game_ids: ids,
+                })
+                .await?
+                .into_inner();
+            let mut games = Vec::new();
+            while let Some(part) = stream.message().await? {
+                if let Some(pb::results_part::Part::Game(g)) = part.part {
+                    games.push(g);
+                }
+            }
+            Ok::<_, MirrorError>(games)
+        })
+        .await
     }
 
     /// One game: its attempts counted up to the cluster's (each through `set_game_state(Running)`,
