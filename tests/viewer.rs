@@ -2,7 +2,8 @@
 //! them against a mock server that fails every call, so the sweep has failed games), the viewer is
 //! started over its run directory, and its pages and endpoints are checked over HTTP — then in a real
 //! browser (Chromium, headless, driven over WebDriver): runs page → sweep → game → as seen by one
-//! character → a model call opened.
+//! character → a model call opened → two games side by side; a running sweep's counters moving on the
+//! runs page; a Chinese game drawn with real glyphs.
 //!
 //! The browser tests need `chromedriver` and Chromium (`scripts/ensure-chromium.sh`); without them they
 //! are skipped, and under `CI=true` they fail. With `SLEUTH_VIEWER_SCREENSHOTS=DIR` the browser test
@@ -677,6 +678,8 @@ fn bad_requests_are_refused_with_their_reason() {
 
 #[test]
 fn while_a_sweep_runs_its_counters_move() {
+    // The browser first (it takes a second or two to start), so that it watches the whole sweep.
+    let browser = Browser::start();
     let tmp = tempfile::tempdir().expect("temp dir");
     let file = tmp.path().join("sweep.toml");
     // Games one at a time, each call a few milliseconds late: the sweep lasts a few seconds.
@@ -732,6 +735,13 @@ fn while_a_sweep_runs_its_counters_move() {
     // game's timeline to its end: it says where its next events will be asked for.
     let mut seen: Vec<(u64, u64, String)> = Vec::new();
     let mut followed: Vec<String> = Vec::new();
+    // And the runs page in the browser: (done, live calls) as its cells read, without a reload.
+    if let Some(b) = &browser {
+        b.goto(&format!("{base}/"));
+        b.find("#runs [data-field=done]");
+        b.run_js("window.sleuthNotReloaded = true");
+    }
+    let mut shown: Vec<(String, String)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(90);
     while !sweep.is_finished() {
         assert!(Instant::now() < deadline, "the sweep did not end: {seen:?}");
@@ -742,6 +752,16 @@ fn while_a_sweep_runs_its_counters_move() {
             let state = s["status"].as_str().unwrap_or("").to_string();
             if seen.last().map(|l| (l.0, l.1)) != Some((done, calls)) {
                 seen.push((done, calls, state));
+            }
+        }
+        if let Some(b) = &browser {
+            let cells = b.run_js(
+                "return ['done', 'live_calls'].map(f => \
+                 document.querySelector('#runs [data-field=' + f + ']').textContent)",
+            );
+            let cell = |i: usize| cells[i].as_str().unwrap_or("").to_string();
+            if shown.last() != Some(&(cell(0), cell(1))) {
+                shown.push((cell(0), cell(1)));
             }
         }
         let running_game: Option<String> = store(&tmp.path().join("run"))
@@ -760,6 +780,32 @@ fn while_a_sweep_runs_its_counters_move() {
         !followed.is_empty(),
         "no running game's timeline said where to follow it"
     );
+    if let Some(b) = &browser {
+        // The page's own cells move to the sweep's end (it polls every 2 s), without a reload.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let done =
+                b.run_js("return document.querySelector('#runs [data-field=done]').textContent");
+            let done = done.as_str().unwrap_or("").to_string();
+            if shown.last().map(|s| &s.0) != Some(&done) {
+                shown.push((done.clone(), String::new()));
+            }
+            if done == "4" {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the runs page never showed 4 done: {shown:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let dones: BTreeSet<&str> = shown.iter().map(|s| s.0.as_str()).collect();
+        assert!(
+            dones.len() >= 2 && shown.first().map(|s| s.0.as_str()) != Some("4"),
+            "the runs page's counters in the browser: {shown:?}"
+        );
+        assert_eq!(b.run_js("return window.sleuthNotReloaded"), json!(true));
+    }
     // Once they are over, their timelines end.
     for g in &followed {
         assert_eq!(timeline_end_follow(&base, g), None, "game {g} is over");

@@ -107,6 +107,7 @@ async fn serve(
         source,
     })?;
     totals::spawn_refresh(state.source.clone(), state.live.clone());
+    tokio::spawn(pages::warm_report(state.clone()));
     let task =
         tokio::spawn(async move { axum::serve(listener, app).await.map_err(ViewError::Serve) });
     Ok(Server { addr, task })

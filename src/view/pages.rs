@@ -363,55 +363,9 @@ pub async fn sweep_games(State(st): State<AppState>, uri: Uri) -> Result<Respons
 
 /// `GET /report[?sweep=]`: the report's tables, built once per number of finished games.
 pub async fn report(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, PageError> {
-    let q = query(&uri);
-    let key = param(&q, "sweep").unwrap_or("").to_string();
-    let finished = match &st.source.db {
-        Some(_) => st
-            .live()
-            .sweeps
-            .iter()
-            .map(|s| s.done + s.failed)
-            .sum::<u64>(),
-        None => {
-            let s = st.source.clone();
-            tokio::task::spawn_blocking(move || s.folder_games().len() as u64)
-                .await
-                .map_err(|e| PageError::Internal(e.to_string()))?
-        }
-    };
-    let cached = |st: &AppState| {
-        st.reports
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&key).cloned())
-            .filter(|(n, _)| *n == finished && finished > 0)
-            .map(|(_, r)| r)
-    };
-    let built: Result<Arc<ReportView>, String> = match cached(&st) {
-        Some(r) => Ok(r),
-        None => {
-            // One build at a time: a report of thousands of games takes seconds of CPU, and
-            // requests that arrive meanwhile wait for it and then find it built.
-            let _building = st.building.lock().await;
-            match cached(&st) {
-                Some(r) => Ok(r),
-                None => {
-                    let root = st.source.root.clone();
-                    let r = tokio::task::spawn_blocking(move || tables::build(&root))
-                        .await
-                        .map_err(|e| PageError::Internal(e.to_string()))?;
-                    r.map(|r| {
-                        let r = Arc::new(r);
-                        if let Ok(mut m) = st.reports.lock() {
-                            m.insert(key.clone(), (finished, r.clone()));
-                        }
-                        r
-                    })
-                }
-            }
-        }
-    };
-    match built {
+    // `sweep` is accepted for the pages' links; the report covers the run directory.
+    let _ = query(&uri);
+    match report_view(&st).await? {
         Ok(r) => html(st.render(
             "report.html",
             context! { summary => r.summary.clone(), notes => r.notes.clone(), tables => r.tables.clone() },
@@ -420,6 +374,73 @@ pub async fn report(State(st): State<AppState>, uri: Uri) -> Result<Html<String>
             "report.html",
             context! { error => format!("No report yet: {e}") },
         )),
+    }
+}
+
+/// Games finished in the run directory: what a kept report was built on.
+async fn finished_games(st: &AppState) -> Result<u64, PageError> {
+    match &st.source.db {
+        Some(_) => Ok(st.live().sweeps.iter().map(|s| s.done + s.failed).sum()),
+        None => {
+            let s = st.source.clone();
+            tokio::task::spawn_blocking(move || s.folder_games().len() as u64)
+                .await
+                .map_err(|e| PageError::Internal(e.to_string()))
+        }
+    }
+}
+
+/// The report over the run directory: the one kept if no game has finished since it was built,
+/// else built now (the inner `Err` says why there is none yet).
+async fn report_view(st: &AppState) -> Result<Result<Arc<ReportView>, String>, PageError> {
+    let finished = finished_games(st).await?;
+    let cached = |st: &AppState| {
+        st.reports
+            .lock()
+            .ok()
+            .and_then(|m| m.get(REPORT_KEY).cloned())
+            .filter(|(n, _)| *n == finished && finished > 0)
+            .map(|(_, r)| r)
+    };
+    if let Some(r) = cached(st) {
+        return Ok(Ok(r));
+    }
+    // One build at a time: a report of thousands of games takes seconds of CPU, and requests that
+    // arrive meanwhile wait for it and then find it built.
+    let _building = st.building.lock().await;
+    if let Some(r) = cached(st) {
+        return Ok(Ok(r));
+    }
+    let root = st.source.root.clone();
+    let r = tokio::task::spawn_blocking(move || tables::build(&root))
+        .await
+        .map_err(|e| PageError::Internal(e.to_string()))?;
+    Ok(r.map(|r| {
+        let r = Arc::new(r);
+        if let Ok(mut m) = st.reports.lock() {
+            m.insert(REPORT_KEY.to_string(), (finished, r.clone()));
+        }
+        r
+    }))
+}
+
+/// The key the report is kept under: it covers the whole run directory.
+const REPORT_KEY: &str = "";
+
+/// Builds the report once when the viewer starts (after the first count of the store's games), in
+/// the background: the report of a large sweep takes seconds (10 s for 10,000 games in a dev build,
+/// `docs/performance.md`), and by the time someone opens a sweep it is usually ready. Later reports are
+/// built when asked for, so a running sweep is not re-reported every time a game ends.
+pub async fn warm_report(st: AppState) {
+    if st.source.db.is_some() {
+        while st.live().updated_at.is_none() {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+    match report_view(&st).await {
+        Ok(Ok(_)) => tracing::debug!("the report is ready"),
+        Ok(Err(why)) => tracing::debug!(%why, "no report yet"),
+        Err(e) => tracing::debug!(error = ?e, "the report could not be built"),
     }
 }
 
