@@ -835,27 +835,14 @@ fn while_a_sweep_runs_its_counters_move() {
 
 /// Starts `sleuth view` on `listen` with `env`, returning the child and its address.
 fn spawn_view(dir: &Path, listen: &str, env: &[(&str, &str)]) -> (Child, String) {
-    use std::io::BufRead;
     let mut cmd = common::sleuth(dir);
     cmd.args(["view", &dir.display().to_string(), "--listen", listen])
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("start sleuth view");
-    let out = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(out)
-        .read_line(&mut line)
-        .expect("the address line");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (child, addr)
+    let (child, line) = common::start_viewer(cmd);
+    (child, common::viewer_addr(&line))
 }
 
 #[test]

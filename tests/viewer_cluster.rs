@@ -10,7 +10,6 @@
 
 mod common;
 
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -37,23 +36,11 @@ fn spawn_viewer(c: &Cluster, mirror: &Path) -> Viewer {
     cmd.args(["view", "--coordinator", &c.url(), "--listen", "127.0.0.1:0"])
         .arg("--mirror")
         .arg(mirror)
-        .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().expect("start sleuth view");
-    let out = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(out)
-        .read_line(&mut line)
-        .expect("the address line");
-    let addr = line
-        .rsplit(" at http://")
-        .next()
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let (child, line) = common::start_viewer(cmd);
     Viewer {
         child,
-        base: format!("http://{addr}"),
+        base: format!("http://{}", common::viewer_addr(&line)),
     }
 }
 
@@ -225,14 +212,8 @@ fn without_mirror_the_temporary_mirror_is_removed_at_exit() {
     };
     let mut cmd = c.sleuth();
     cmd.args(["view", "--coordinator", &c.url(), "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    let mut child = cmd.spawn().expect("start sleuth view");
-    let out = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(out)
-        .read_line(&mut line)
-        .expect("the address line");
+    let (mut child, line) = common::start_viewer(cmd);
     let dir = line
         .split("(mirrored in ")
         .nth(1)

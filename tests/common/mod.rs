@@ -254,3 +254,29 @@ pub async fn play_and_check_votes(
     }
     r
 }
+
+/// Starts `sleuth view` as `cmd` describes (its arguments and environment set), and returns the
+/// child with the line it prints once it serves: `sleuth view: WHAT at http://ADDR/…`.
+#[allow(dead_code)]
+pub fn start_viewer(mut cmd: Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    cmd.stdout(Stdio::piped());
+    let mut child = cmd.spawn().expect("start sleuth view");
+    let out = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(out)
+        .read_line(&mut line)
+        .expect("the address line");
+    (child, line)
+}
+
+/// The `ADDR` of [`start_viewer`]'s line.
+#[allow(dead_code)]
+pub fn viewer_addr(line: &str) -> String {
+    line.rsplit(" at http://")
+        .next()
+        .and_then(|r| r.split('/').next())
+        .filter(|a| !a.is_empty() && !a.contains(' '))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string()
+}
