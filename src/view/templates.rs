@@ -108,6 +108,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_mirage_game_shows_who_accused_whom_beside_the_votes() {
+        let env = environment().expect("templates compile");
+        let r = serde_json::json!({
+            "protocol": "mirage", "framework": "mirage", "provider": "simulated", "model": "sim-1",
+            "seed": 1, "winner": "civilians", "murderer_detection_accuracy": 0.67,
+            "usage": {"cost_usd": 0.0, "calls": 3, "prompt_tokens": 10, "completion_tokens": 5},
+            "events": 12, "duration_seconds": 0.5,
+            "votes": {"Ada": "Cole", "Bea": "Cole", "Cole": "Ada"},
+            "murderers": ["Cole"],
+            "mirage": {"accusations": {"Ada": "Cole", "Cole": "Bea"}},
+        });
+        let html = env
+            .get_template("game.html")
+            .expect("game.html")
+            .render(minijinja::context! { game_id => "g", r, characters => Vec::<String>::new() })
+            .expect("renders");
+        assert!(html.contains("Accusations and votes"), "{html}");
+        let row = |voter: &str| {
+            let at = html
+                .find(&format!("<th scope=\"row\">{voter}</th>"))
+                .expect("the voter's row");
+            html[at..at + html[at..].find("</tr>").expect("row end")].to_string()
+        };
+        // Ada accused the culprit and voted for him; Bea accused no one; Cole accused Bea.
+        assert!(
+            row("Ada").contains("<td>Cole <span class=\"badge right\">culprit</span></td><td>Cole")
+        );
+        assert!(row("Bea").contains("<td>—</td><td>Cole"));
+        assert!(row("Cole").contains("<td>Bea</td><td>Ada"));
+    }
+
+    #[test]
     fn every_template_parses_and_filters_format() {
         environment().expect("templates compile");
         assert_eq!(group(12_556_523), "12,556,523");
