@@ -361,10 +361,9 @@ pub async fn sweep_games(State(st): State<AppState>, uri: Uri) -> Result<Respons
     ))
 }
 
-/// `GET /report[?sweep=]`: the report's tables, built once per number of finished games.
-pub async fn report(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, PageError> {
-    // `sweep` is accepted for the pages' links; the report covers the run directory.
-    let _ = query(&uri);
+/// `GET /report[?sweep=]`: the report's tables, built once per number of finished games. The pages
+/// name their sweep, but the report covers the run directory.
+pub async fn report(State(st): State<AppState>) -> Result<Html<String>, PageError> {
     match report_view(&st).await? {
         Ok(r) => html(st.render(
             "report.html",

@@ -115,6 +115,9 @@ pub struct LineMeta {
 pub enum Deferral {
     /// It waits in (or for) a batch: the caller is told [`LlmError::Deferred`].
     Deferred,
+    /// As `Deferred`, and the call entered the journal just now (the first time it was asked; a
+    /// waiting game's replays find it already there): what is done once per call is done then.
+    Queued,
     /// It is made live now (its batch failed it, and the settings say so).
     Live,
 }
@@ -257,7 +260,7 @@ impl BatchQueue {
                 metrics::counter!(tm::BATCH_LINES, "model" => req.model.clone(), "outcome" => "deferred")
                     .increment(1);
                 self.wake.notify_one();
-                Ok(Deferral::Deferred)
+                Ok(Deferral::Queued)
             }
         }
     }

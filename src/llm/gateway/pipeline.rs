@@ -211,8 +211,10 @@ async fn answer(
         &flight,
     ) {
         let key = *f.key();
-        if batch.defer(route, model_id, req, tags, scope, &key).await? == Deferral::Deferred {
-            if let Some(c) = &shared.cache {
+        let deferral = batch.defer(route, model_id, req, tags, scope, &key).await?;
+        if deferral != Deferral::Live {
+            // Kept once, when the call first enters the journal, not at every replay that waits.
+            if let (Deferral::Queued, Some(c)) = (deferral, &shared.cache) {
                 keep_request(c.store.clone(), key, req);
             }
             return Err(LlmError::Deferred {
