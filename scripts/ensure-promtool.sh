@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure `promtool` (Prometheus' checker: tests/metrics.rs lints the /metrics scrape with it,
-# tests/dashboards.rs parses every panel query) and the `prometheus` server (tests/dashboards.rs starts
+# Makes sure `promtool` (Prometheus' checker: tests/it/metrics.rs lints the /metrics scrape with it,
+# tests/it/dashboards.rs parses every panel query) and the `prometheus` server (tests/it/dashboards.rs starts
 # its own, on a free port with a temporary storage directory, to run every panel's query against a
 # live sweep and a live cluster) are installed. Prints their versions and exits 0 when they are;
 # installs Debian's `prometheus` package (which ships /usr/bin/promtool and /usr/bin/prometheus) when

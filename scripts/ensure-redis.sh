@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure `redis-server` is installed: the store and cluster tests (tests/store_redis.rs,
-# tests/cluster_queue.rs) start their own on a free port. Installs Debian's `redis-server` package when
+# Makes sure `redis-server` is installed: the store and cluster tests (tests/it/store_redis.rs,
+# tests/it/cluster_queue.rs) start their own on a free port. Installs Debian's `redis-server` package when
 # running as root with apt-get; otherwise explains how to install it and exits 1.
 set -euo pipefail
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts llama.cpp's OpenAI-compatible server (llama-cpp-python) with SmolLM2-135M-Instruct on loopback:
-# the real inference server of tests/real_model.rs and of docs/real-models.md's smoke table.
+# the real inference server of tests/it/real_model.rs and of docs/real-models.md's smoke table.
 #
 #   scripts/llama-server.sh [--port P] [--ctx N] [--threads T]
 #

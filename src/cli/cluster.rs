@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use tokio::sync::watch;
+use sleuth_base::shutdown::Shutdown;
 
-use crate::cluster::auth::{Token, TOKEN_ENV};
-use crate::cluster::client::{self, DEFAULT_COORDINATOR};
-use crate::cluster::coordinator::{self, CoordinatorConfig};
-use crate::cluster::proto as pb;
-use crate::cluster::{submission, worker};
+use sleuth_cluster::auth::{Token, TOKEN_ENV};
+use sleuth_cluster::client::{self, DEFAULT_COORDINATOR};
+use sleuth_cluster::coordinator::{self, CoordinatorConfig};
+use sleuth_cluster::proto as pb;
+use sleuth_cluster::{submission, worker};
 
 /// Where the coordinator is, for the client commands.
 #[derive(Debug, Clone, Args)]
@@ -143,45 +143,14 @@ fn token() -> Result<Token> {
     Token::from_env(TOKEN_ENV).map_err(anyhow::Error::from)
 }
 
-/// Counts SIGINT and SIGTERM: the first asks to stop gently, the second at once.
-fn signal_counter() -> watch::Receiver<u32> {
-    let (tx, rx) = watch::channel(0u32);
-    tokio::spawn(async move {
-        #[cfg(unix)]
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        loop {
-            #[cfg(unix)]
-            {
-                let term_recv = async {
-                    match term.as_mut() {
-                        Some(t) => t.recv().await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    r = tokio::signal::ctrl_c() => if r.is_err() { return },
-                    _ = term_recv => {}
-                }
-            }
-            #[cfg(not(unix))]
-            if tokio::signal::ctrl_c().await.is_err() {
-                return;
-            }
-            tx.send_modify(|n| *n += 1);
-        }
-    });
-    rx
-}
-
 fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read the TLS {what} {}", path.display()))
 }
 
-pub async fn coordinator(a: CoordinatorArgs) -> Result<()> {
+pub async fn coordinator(a: CoordinatorArgs, shutdown: Shutdown) -> Result<()> {
     let token = token()?;
     if let Some(addr) = a.metrics_addr {
-        crate::telemetry::serve_metrics(addr)?;
+        sleuth_base::telemetry::serve_metrics(addr)?;
     }
     let mut cfg = CoordinatorConfig::new(a.redis, a.listen, a.namespace, token);
     cfg.claim_idle = Duration::from_secs(a.claim_idle_secs);
@@ -192,22 +161,18 @@ pub async fn coordinator(a: CoordinatorArgs) -> Result<()> {
     if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
         cfg.tls = Some((read_pem(cert, "certificate")?, read_pem(key, "key")?));
     }
-    let mut signals = signal_counter();
     eprintln!("sleuth coordinator: serving on {}", a.listen);
-    coordinator::serve(cfg, async move {
-        let _ = signals.changed().await;
-    })
-    .await?;
+    coordinator::serve(cfg, shutdown).await?;
     Ok(())
 }
 
-pub async fn worker(a: WorkerArgs) -> Result<()> {
+pub async fn worker(a: WorkerArgs, shutdown: Shutdown) -> Result<()> {
     let token = token()?;
     if let Some(addr) = a.metrics_addr {
-        crate::telemetry::serve_metrics(addr)?;
+        sleuth_base::telemetry::serve_metrics(addr)?;
     }
     let models = match &a.models {
-        Some(p) => crate::cluster::models::WorkerModels::load(p)?,
+        Some(p) => sleuth_cluster::models::WorkerModels::load(p)?,
         None => Default::default(),
     };
     let cfg = worker::WorkerConfig {
@@ -222,7 +187,7 @@ pub async fn worker(a: WorkerArgs) -> Result<()> {
             .unwrap_or_else(|| std::env::temp_dir().join("sleuth-worker")),
         models,
     };
-    let report = worker::run(cfg, signal_counter()).await?;
+    let report = worker::run(cfg, shutdown).await?;
     eprintln!(
         "sleuth worker {}: stopped after {} games ({} claimed from silent workers)",
         report.worker_id, report.games_done, report.claimed
@@ -240,13 +205,13 @@ pub async fn submit(a: SubmitArgs) -> Result<()> {
     // by the coordinator; nothing is queued unless all of it plans.
     let req = submission::read(&a.file)?;
     let bytes = prost::Message::encoded_len(&req);
-    if bytes > crate::cluster::MAX_MESSAGE_BYTES {
+    if bytes > sleuth_cluster::MAX_MESSAGE_BYTES {
         bail!(
             "{}: the sweep file with its scripts is {:.1} MiB, more than the {} MiB a submission may be; \
              split it into smaller sweeps",
             a.file.display(),
             bytes as f64 / (1024.0 * 1024.0),
-            crate::cluster::MAX_MESSAGE_BYTES / (1024 * 1024)
+            sleuth_cluster::MAX_MESSAGE_BYTES / (1024 * 1024)
         );
     }
     let mut api = client::sweeps(&a.target.coordinator, a.target.tls_ca.as_deref(), token)?;
@@ -403,7 +368,7 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
                 let p = dir.join("result.json");
-                crate::sweep::runner::write_atomic(&p, &g.result_json)
+                sleuth_base::fs::write_atomic(&p, g.result_json.as_bytes())
                     .with_context(|| format!("cannot write {}", p.display()))?;
                 written += 1;
                 last_game = Some((g.game_id, dir));

@@ -137,7 +137,7 @@ pub(super) fn run(cmd: ImportCommand) -> Result<()> {
 fn import_one(cmd: ImportCommand) -> Result<()> {
     let (script, out) = match cmd {
         ImportCommand::Wellplay { dir, out, strict } => {
-            let imported = crate::script::import::wellplay::import_logged(&dir, strict)?;
+            let imported = sleuth_script::import::wellplay::import_logged(&dir, strict)?;
             // Each repair on one line naming the source file and row, so a researcher can check it.
             for r in &imported.repairs {
                 eprintln!("warning: {r}");
@@ -154,12 +154,12 @@ fn import_one(cmd: ImportCommand) -> Result<()> {
             truth,
             suspects,
         } => {
-            let opts = crate::script::import::mirage::MirageOptions {
+            let opts = sleuth_script::import::mirage::MirageOptions {
                 culprits,
                 truth,
                 suspects,
             };
-            let imported = crate::script::import::mirage::import_logged(&dir, &opts)?;
+            let imported = sleuth_script::import::mirage::import_logged(&dir, &opts)?;
             for w in &imported.warnings {
                 eprintln!("warning: {w}");
             }

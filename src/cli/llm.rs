@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
-use crate::game::ProviderSpec;
-use crate::llm::{
+use sleuth_game::game::ProviderSpec;
+use sleuth_llm::{
     Gateway, GatewayConfig, GatewayParts, LimitSettings, ModelLimits, OpenAiProvider,
     OpenAiSettings, Pricing, Route, Router, SharedProvider, SimulatedProvider, StructuredMode,
     TokenLimit,
@@ -27,7 +27,7 @@ pub struct LlmArgs {
     #[arg(long, default_value = "https://api.openai.com/v1")]
     pub base_url: String,
     /// Environment variable that holds the API key (never pass the key itself on the command line).
-    #[arg(long, default_value = crate::llm::DEFAULT_KEY_ENV)]
+    #[arg(long, default_value = sleuth_llm::DEFAULT_KEY_ENV)]
     pub api_key_env: String,
     /// Pricing table (USD per million tokens per model); the built-in one otherwise.
     #[arg(long)]
@@ -74,7 +74,7 @@ impl LlmArgs {
         match (&self.model, self.provider.as_str()) {
             (Some(m), _) => m.clone(),
             (None, "openai") => "gpt-4o-mini".to_string(),
-            (None, _) => crate::llm::simulated::MODEL.to_string(),
+            (None, _) => sleuth_llm::simulated::MODEL.to_string(),
         }
     }
 
@@ -158,8 +158,8 @@ pub(super) async fn start_gateway(
 /// What `sleuth play --batch-eval` adds to a game's gateway: the cache its batch answers land in,
 /// and the batch queue its evaluation calls wait in (with its worker).
 pub(super) struct BatchParts {
-    pub store: Arc<dyn crate::store::Store>,
-    pub queue: Arc<crate::llm::batch::BatchQueue>,
+    pub store: Arc<dyn sleuth_store::Store>,
+    pub queue: Arc<sleuth_llm::batch::BatchQueue>,
 }
 
 /// [`start_gateway`], with evaluation through batches when `batch` is given (its worker runs for
@@ -187,9 +187,9 @@ pub(super) async fn start_gateway_with(
     let router = Router::single(route);
     let (cache, queue) = match batch {
         Some(b) => {
-            crate::llm::batch::spawn_worker(
+            sleuth_llm::batch_worker::spawn_worker(
                 b.queue.clone(),
-                crate::llm::batch::WorkerParts {
+                sleuth_llm::batch_worker::WorkerParts {
                     router: router.clone(),
                     pricing: pricing.clone(),
                     store: b.store.clone(),

@@ -3,10 +3,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
+use sleuth_base::shutdown::Shutdown;
 
-use crate::mockllm::{self, MockConfig};
+use sleuth_mockllm::{self as mockllm, MockConfig};
 
 /// Flags of `sleuth mock-llm`.
 #[derive(Debug, Args)]
@@ -37,7 +38,7 @@ pub struct MockArgs {
     #[arg(long, default_value_t = 50)]
     pub retry_after_ms: u64,
     /// Model names served (repeatable).
-    #[arg(long = "model", default_value = crate::llm::simulated::MODEL)]
+    #[arg(long = "model", default_value = sleuth_llm::simulated::MODEL)]
     pub models: Vec<String>,
     /// Answer the first N chat completions with malformed output (tests the re-asking of unparseable
     /// structured replies).
@@ -45,7 +46,7 @@ pub struct MockArgs {
     pub malformed_first: u64,
     /// Dimensions of the embeddings served when a request does not ask (e.g. 1536, the size of
     /// text-embedding-3-small; default: the hashing embedder's 256).
-    #[arg(long, default_value_t = crate::text::HASHED_DIMS)]
+    #[arg(long, default_value_t = sleuth_base::text::HASHED_DIMS)]
     pub embedding_dims: usize,
     /// Behave like another server: `openai`; `openai-reasoning` (max_tokens refused with HTTP 400);
     /// `llama-cpp` (llama.cpp's Python server: json_schema refused with HTTP 500, only max_tokens
@@ -68,7 +69,7 @@ pub struct MockArgs {
 }
 
 /// Serves until ctrl-c.
-pub(super) async fn run(a: MockArgs) -> Result<()> {
+pub(super) async fn run(a: MockArgs, shutdown: Shutdown) -> Result<()> {
     if !(0.0..=1.0).contains(&a.error_rate) {
         bail!("--error-rate must be between 0 and 1, got {}", a.error_rate);
     }
@@ -96,9 +97,7 @@ pub(super) async fn run(a: MockArgs) -> Result<()> {
         "sleuth mock-llm: serving {models:?} on {} (ctrl-c to stop)",
         server.base_url()
     );
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot wait for ctrl-c")?;
+    shutdown.draining().await;
     server.shutdown().await;
     Ok(())
 }

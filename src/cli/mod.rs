@@ -21,6 +21,7 @@ mod view;
 use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use sleuth_base::shutdown::Shutdown;
 
 pub use import::ImportCommand;
 pub use llm::LlmArgs;
@@ -113,35 +114,86 @@ impl Cli {
 /// that polls it, so blocking there compiled every command's futures a second time, in the binary (75
 /// CPU-seconds of a cold release build, on its serial tail; `docs/benchmarks.md`, *First build*). Called
 /// here, they are compiled once, in the library.
+///
+/// The process's one [`Shutdown`] is made here: SIGINT and SIGTERM become its drain (first) and
+/// "now" (second). A command that keeps state across a stop (a sweep, a worker, a server) is handed
+/// it and ends itself; any other command is dropped at the first signal. After "now", a command gets
+/// [`Shutdown::GRACE`] to finish its checkpoints before the process gives up on it.
 pub fn run_on(runtime: &tokio::runtime::Runtime, cli: Cli) -> Result<()> {
-    runtime.block_on(run(cli))
+    runtime.block_on(async move {
+        let shutdown = Shutdown::new();
+        let hint = cli.command.on_first_signal();
+        let listener = shutdown.listen_for_signals(hint.unwrap_or(""));
+        let outcome = tokio::select! {
+            outcome = run(cli, shutdown.clone()) => outcome,
+            stopped = stopped_outside(&shutdown, hint.is_some()) => Err(stopped),
+        };
+        // Ends the listener (the command is over either way).
+        shutdown.now();
+        let _ = listener.await;
+        outcome
+    })
 }
 
-/// Runs the parsed command.
-pub async fn run(cli: Cli) -> Result<()> {
+/// Resolves when the process must stop without the command's own ending: at the first signal for a
+/// command that does not watch the shutdown, or [`Shutdown::GRACE`] after "now" for one that does.
+async fn stopped_outside(shutdown: &Shutdown, watched: bool) -> anyhow::Error {
+    if !watched {
+        shutdown.draining().await;
+        return anyhow::anyhow!("interrupted");
+    }
+    shutdown.stopping_now().await;
+    tokio::time::sleep(Shutdown::GRACE).await;
+    anyhow::anyhow!(
+        "did not stop within {} s of the second signal; exiting without its last checkpoint",
+        Shutdown::GRACE.as_secs()
+    )
+}
+
+impl Command {
+    /// For a command that watches the process's shutdown, what its first signal does (printed when
+    /// it comes); `None` for one that is simply stopped.
+    fn on_first_signal(&self) -> Option<&'static str> {
+        match self {
+            Command::Sweep(SweepCommand::Run(_)) => Some(
+                "stopping: starting no new games; the games in flight finish \
+                 (Ctrl-C again to stop them now — they continue from the cache next run)",
+            ),
+            Command::Worker(_) => Some(
+                "stopping: taking no new game; the games in flight finish \
+                 (Ctrl-C again to stop now — other workers claim them)",
+            ),
+            Command::Coordinator(_) | Command::View(_) | Command::MockLlm(_) => Some(""),
+            _ => None,
+        }
+    }
+}
+
+/// Runs the parsed command; `shutdown` stops the commands that watch it (see [`run_on`]).
+pub async fn run(cli: Cli, shutdown: Shutdown) -> Result<()> {
     match cli.command {
         Command::Play(args) => play::run(*args).await,
-        Command::MockLlm(args) => mock_llm::run(args).await,
+        Command::MockLlm(args) => mock_llm::run(args, shutdown).await,
         Command::Script(cmd) => cmd.run(),
         Command::Questions(QuestionsCommand::Generate(args)) => questions::generate(*args).await,
         Command::Import(cmd) => import::run(cmd),
         Command::Report(args) => report::run(&args),
-        Command::Sweep(cmd) => sweep::run(cmd).await,
-        Command::Coordinator(a) => cluster::coordinator(a).await,
-        Command::Worker(a) => cluster::worker(a).await,
+        Command::Sweep(cmd) => sweep::run(cmd, shutdown).await,
+        Command::Coordinator(a) => cluster::coordinator(a, shutdown).await,
+        Command::Worker(a) => cluster::worker(a, shutdown).await,
         Command::Submit(a) => cluster::submit(a).await,
         Command::Watch(a) => cluster::watch_cmd(a).await,
         Command::Cancel(a) => cluster::cancel(a).await,
         Command::Workers(a) => cluster::workers(a).await,
         Command::Results(a) => cluster::results(a).await,
-        Command::View(a) => view::run(a).await,
+        Command::View(a) => view::run(a, shutdown).await,
     }
 }
 
 /// The numeric settings the types do not bound, named by their flags (a spec file holds the same).
 /// Here, not in `play` or `replay`, because both check a spec with it: one built from flags, one read
 /// from a file.
-fn check_ranges(spec: &crate::game::GameSpec) -> Result<()> {
+fn check_ranges(spec: &sleuth_game::game::GameSpec) -> Result<()> {
     if spec.protocol.wellplay.questions_per_round == 0 {
         anyhow::bail!("--questions-per-round must be at least 1");
     }
@@ -154,7 +206,7 @@ fn check_ranges(spec: &crate::game::GameSpec) -> Result<()> {
             spec.rationale_threshold
         );
     }
-    if let crate::game::JudgeChoice::Lexical { threshold } = spec.judge {
+    if let sleuth_game::game::JudgeChoice::Lexical { threshold } = spec.judge {
         if !(0.0..=1.0).contains(&threshold) {
             anyhow::bail!("--judge-threshold must be between 0 and 1, got {threshold}");
         }

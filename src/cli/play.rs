@@ -10,12 +10,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 
 use super::llm::{self, LlmArgs};
-use crate::agent::{AgentConfig, Framework, Modules};
-use crate::game::{
+use sleuth_game::agent::{AgentConfig, Framework, Modules};
+use sleuth_game::game::{
     self, EmbedderChoice, GameConfig, GameSpec, JudgeChoice, MirageSettings, Protocol,
     ProtocolSettings, ScriptRef, ThinkThriceSettings, WellPlaySettings,
 };
-use crate::script::{Language, Script};
+use sleuth_script::{Language, Script};
 
 /// Flags of `sleuth play`.
 #[derive(Debug, Args)]
@@ -101,10 +101,10 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 3)]
     pub eval_repeats: u32,
     /// Minimum judge score (1-5) of an inferential rationale for informed accuracy.
-    #[arg(long, default_value_t = crate::eval::formulas::DEFAULT_RATIONALE_THRESHOLD)]
+    #[arg(long, default_value_t = sleuth_game::eval::formulas::DEFAULT_RATIONALE_THRESHOLD)]
     pub rationale_threshold: u8,
     /// Pass mark of the lexical judge (window token-F1).
-    #[arg(long, default_value_t = crate::eval::DEFAULT_LEXICAL_THRESHOLD)]
+    #[arg(long, default_value_t = sleuth_game::eval::DEFAULT_LEXICAL_THRESHOLD)]
     pub judge_threshold: f64,
     /// Memory embedder: `hashing` (local) or `openai:MODEL` (through the gateway).
     #[arg(long, default_value = "hashing")]
@@ -120,7 +120,7 @@ pub struct PlayArgs {
     pub prompts_dir: Option<PathBuf>,
     /// Model calls of this game in flight at once (independent calls — sensors, ballots, evaluation
     /// questions — go out together up to this bound; 1 plays one call at a time). Changes no answer.
-    #[arg(long, default_value_t = crate::agent::DEFAULT_CALL_CONCURRENCY)]
+    #[arg(long, default_value_t = sleuth_game::agent::DEFAULT_CALL_CONCURRENCY)]
     pub call_concurrency: usize,
     /// Keep the last run's metrics endpoint up this many seconds after the game (for a final scrape).
     #[arg(long, default_value_t = 0, hide = true)]
@@ -189,7 +189,7 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     config.check()?;
     game::load_all_prompts(&script, &config)?;
     if let Some(addr) = a.metrics_addr {
-        crate::telemetry::serve_metrics(addr)?;
+        sleuth_base::telemetry::serve_metrics(addr)?;
     }
     let (batch, mut ready) = match a.batch_eval {
         true => {
@@ -252,7 +252,7 @@ fn batch_parts(
     a: &PlayArgs,
     spec: &GameSpec,
     out: &Path,
-) -> Result<(llm::BatchParts, crate::llm::batch::ReadyGames)> {
+) -> Result<(llm::BatchParts, sleuth_llm::batch::ReadyGames)> {
     if spec.provider.name != "openai" {
         bail!("--batch-eval needs --provider openai (an endpoint with OpenAI's Batch API)");
     }
@@ -262,15 +262,15 @@ fn batch_parts(
             a.batch_poll_secs
         );
     }
-    let store: Arc<dyn crate::store::Store> = Arc::new(crate::store::SqliteStore::open(
-        &out.join(crate::sweep::runner::STORE_FILE),
+    let store: Arc<dyn sleuth_store::Store> = Arc::new(sleuth_store::SqliteStore::open(
+        &sleuth_store::RunDir::new(out).store(),
     )?);
-    let settings = crate::llm::batch::BatchSettings {
+    let settings = sleuth_llm::batch::BatchSettings {
         poll_every: Duration::from_secs_f64(a.batch_poll_secs),
         ..Default::default()
     };
     let (queue, ready) =
-        crate::llm::batch::BatchQueue::open(&out.join(crate::llm::batch::JOURNAL_FILE), settings)?;
+        sleuth_llm::batch::BatchQueue::open(&sleuth_store::RunDir::new(out).journal(), settings)?;
     Ok((llm::BatchParts { store, queue }, ready))
 }
 

@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 
 use super::llm::{provider_from, LlmArgs};
-use crate::script::Script;
+use sleuth_script::Script;
 
 /// `sleuth questions …`
 #[derive(Debug, Subcommand)]
@@ -48,7 +48,7 @@ pub(super) async fn generate(a: GenerateArgs) -> Result<()> {
         bail!("--per-character and --batch must be at least 1");
     }
     let (provider, model, pricing) = provider_from(&a.llm)?;
-    let opts = crate::questions::GenerateOptions {
+    let opts = sleuth_game::questions::GenerateOptions {
         per_character: a.per_character,
         model,
         batch: a.batch,
@@ -57,14 +57,14 @@ pub(super) async fn generate(a: GenerateArgs) -> Result<()> {
         prompts_dir: a.prompts_dir.clone(),
     };
     // Templates are checked before the first call.
-    crate::agent::Prompts::load(
-        crate::questions::FRAMEWORK,
+    sleuth_game::agent::Prompts::load(
+        sleuth_game::questions::FRAMEWORK,
         script.language,
         a.prompts_dir.as_deref(),
-        &[crate::questions::PURPOSE],
+        &[sleuth_game::questions::PURPOSE],
     )?;
     let gateway = super::llm::start_gateway(&a.llm, &a.llm.endpoint(), provider, pricing).await?;
-    let report = crate::questions::generate(&script, &gateway, &opts).await;
+    let report = sleuth_game::questions::generate(&script, &gateway, &opts).await;
     gateway.stop();
     let report = report?;
     println!(
@@ -97,7 +97,7 @@ pub(super) async fn generate(a: GenerateArgs) -> Result<()> {
         }
         return Ok(());
     }
-    crate::questions::append_to_file(&a.script, &report.questions)?;
+    sleuth_game::questions::append_to_file(&a.script, &report.questions)?;
     println!(
         "appended {} questions to {}",
         report.questions.len(),

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::game::{GameSpec, ScriptRef};
-use crate::script::Script;
+use sleuth_game::game::{GameSpec, ScriptRef};
+use sleuth_script::Script;
 
 /// The flags a replay accepts: where to write, and which variable holds the API key. Anything else
 /// would make the replay a different game.

@@ -15,7 +15,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Bootstrap resamples per confidence interval.
-    #[arg(long, default_value_t = crate::eval::stats::DEFAULT_RESAMPLES)]
+    #[arg(long, default_value_t = sleuth_game::eval::stats::DEFAULT_RESAMPLES)]
     pub resamples: usize,
     /// Bootstrap seed: the same games and seed give the same intervals.
     #[arg(long, default_value_t = 0)]
@@ -27,12 +27,12 @@ pub(super) fn run(a: &ReportArgs) -> Result<()> {
     if a.resamples == 0 {
         bail!("--resamples must be at least 1");
     }
-    let bootstrap = crate::report::Bootstrap {
+    let bootstrap = sleuth_report::Bootstrap {
         resamples: a.resamples,
         seed: a.seed,
-        ..crate::report::Bootstrap::default()
+        ..sleuth_report::Bootstrap::default()
     };
-    let (report, written) = crate::report::generate(&a.path, a.out.as_deref(), bootstrap)?;
+    let (report, written) = sleuth_report::generate(&a.path, a.out.as_deref(), bootstrap)?;
     for note in &report.notes {
         eprintln!("note: {note}");
     }
@@ -42,8 +42,8 @@ pub(super) fn run(a: &ReportArgs) -> Result<()> {
     println!("{}", report.summary());
     for s in &report.sections {
         let title = match s {
-            crate::report::Section::Table(t) => &t.title,
-            crate::report::Section::Figure(f) => &f.title,
+            sleuth_report::Section::Table(t) => &t.title,
+            sleuth_report::Section::Figure(f) => &f.title,
         };
         println!("  {title}");
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use clap::Subcommand;
 
-use crate::script::{Category, Script, Severity};
+use sleuth_script::{Category, Script, Severity};
 
 /// `sleuth script …`
 #[derive(Debug, Subcommand)]

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use crate::llm::tokens;
-use crate::report::csv::to_csv;
-use crate::report::{Cell, Column, Kind, Table};
-use crate::script::stats::ScriptStats;
-use crate::script::Script;
+use sleuth_llm::tokens;
+use sleuth_report::csv::to_csv;
+use sleuth_report::{Cell, Column, Kind, Table};
+use sleuth_script::stats::ScriptStats;
+use sleuth_script::Script;
 
 /// Prints the table of the scripts at `paths` (files, or folders whose `*.toml` files are read in name
 /// order); `csv` prints it as CSV instead of aligned text.

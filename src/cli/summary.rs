@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::game::GameResult;
+use sleuth_game::game::GameResult;
 
 fn pct(x: Option<f64>) -> String {
     x.map(|v| format!("{:5.1}%", v * 100.0))

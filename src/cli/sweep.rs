@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use sleuth_base::shutdown::Shutdown;
 
-use crate::store::GameState;
-use crate::sweep::{self, estimate, LoadedSweep, Plan, RunOptions};
+use sleuth_store::GameState;
+use sleuth_sweep::{self as sweep, estimate, LoadedSweep, Plan, RunOptions};
 
 /// Subcommands of `sleuth sweep`.
 #[derive(Debug, Subcommand)]
@@ -58,10 +59,10 @@ pub struct StatusArgs {
 }
 
 /// Runs a `sweep` subcommand.
-pub async fn run(cmd: SweepCommand) -> Result<()> {
+pub async fn run(cmd: SweepCommand, shutdown: Shutdown) -> Result<()> {
     match cmd {
         SweepCommand::Plan(a) => plan(a).await,
-        SweepCommand::Run(a) => run_sweep(a).await,
+        SweepCommand::Run(a) => run_sweep(a, shutdown).await,
         SweepCommand::Status(a) => {
             print!("{}", sweep::status::status(&a.dir).await?.render());
             Ok(())
@@ -148,18 +149,18 @@ async fn plan(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
-async fn run_sweep(a: RunArgs) -> Result<()> {
+async fn run_sweep(a: RunArgs, shutdown: Shutdown) -> Result<()> {
     if let Some(addr) = a.metrics_addr {
-        crate::telemetry::serve_metrics(addr)?;
+        sleuth_base::telemetry::serve_metrics(addr)?;
     }
-    let report = sweep::run(
+    let report = sweep::runner::run_with(
         &a.file,
         RunOptions {
             concurrency: a.concurrency,
             retry_failed: a.retry_failed,
             progress: !a.quiet,
-            handle_ctrl_c: true,
         },
+        shutdown,
     )
     .await?;
     let c = &report.counts;

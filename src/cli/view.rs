@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use sleuth_base::shutdown::Shutdown;
 
-use crate::cluster::auth::{Token, TOKEN_ENV};
-use crate::view::mirror::{self, MirrorConfig};
-use crate::view::{self, ViewConfig};
+use sleuth_cluster::auth::{Token, TOKEN_ENV};
+use sleuth_view::mirror::{self, MirrorConfig};
+use sleuth_view::{self as view, ViewConfig};
 
 /// Flags of `sleuth view`.
 #[derive(Debug, Args)]
@@ -40,7 +41,7 @@ pub struct ViewArgs {
 }
 
 /// Starts the viewer, prints its address, serves until Ctrl-C.
-pub(super) async fn run(a: ViewArgs) -> Result<()> {
+pub(super) async fn run(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
     let token = std::env::var(TOKEN_ENV).ok();
     // Held until the viewer stops: dropping it removes the temporary mirror.
     let mut temporary = None;
@@ -67,15 +68,18 @@ pub(super) async fn run(a: ViewArgs) -> Result<()> {
                 token: cluster_token,
                 dir: dir.clone(),
             };
-            let server = mirror::start(cfg, a.listen, token).await?;
+            let server = mirror::start(cfg, a.listen, token, shutdown.clone()).await?;
             (server, format!("{url} (mirrored in {})", dir.display()))
         }
         (None, Some(path)) => {
-            let server = view::start(ViewConfig {
-                root: path.clone(),
-                listen: a.listen,
-                token,
-            })
+            let server = view::start(
+                ViewConfig {
+                    root: path.clone(),
+                    listen: a.listen,
+                    token,
+                },
+                shutdown.clone(),
+            )
             .await?;
             (server, path.display().to_string())
         }
@@ -86,45 +90,20 @@ pub(super) async fn run(a: ViewArgs) -> Result<()> {
     } else {
         format!(" (open it once with ?token=<{TOKEN_ENV}>)")
     };
-    // SIGTERM is listened for before the address is printed: whoever reads the line may stop the
-    // viewer at once, and a signal that came before the listener would kill it uncleanly.
-    let terminate = Terminate::listen();
     // One line on stdout, flushed: scripts and tests read the address from it (with --listen
     // 127.0.0.1:0 the port is chosen by the system).
     let mut out = std::io::stdout().lock();
     writeln!(out, "sleuth view: {what} at http://{}/{how}", server.addr)?;
     out.flush()?;
     drop(out);
-    // SIGTERM as Ctrl-C: either way the temporary mirror is removed.
-    let served = tokio::select! {
-        served = server.task => served.context("the viewer's task ended").and_then(|r| r.map_err(Into::into)),
-        _ = tokio::signal::ctrl_c() => Ok(()),
-        _ = terminate.received() => Ok(()),
-    };
+    // Ends when the shutdown (Ctrl-C or SIGTERM, listened for since the process started, so one
+    // sent as soon as the address is read is not lost) has drained the connections; either way the
+    // temporary mirror is removed.
+    let served = server
+        .task
+        .await
+        .context("the viewer's task ended")
+        .and_then(|r| r.map_err(Into::into));
     drop(temporary);
     served
-}
-
-/// SIGTERM, listened for from when it is made (never received where there is none).
-struct Terminate {
-    #[cfg(unix)]
-    signal: Option<tokio::signal::unix::Signal>,
-}
-
-impl Terminate {
-    fn listen() -> Terminate {
-        Terminate {
-            #[cfg(unix)]
-            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
-        }
-    }
-
-    async fn received(mut self) {
-        #[cfg(unix)]
-        if let Some(s) = self.signal.as_mut() {
-            s.recv().await;
-            return;
-        }
-        std::future::pending::<()>().await
-    }
 }

@@ -1,0 +1,61 @@
+//! The cluster: one sweep over many nodes (issue 12, `docs/cluster.md`).
+//!
+//! The public API and the worker protocol are gRPC services generated from `proto/sleuth/v1/`
+//! ([`proto`]); every request carries a bearer token ([`auth`]). The work itself and everything durable
+//! live in Redis, so losing any process costs only time: the [`coordinator`] answers the API and keeps
+//! nothing of its own; [`worker`]s read game entries from the [`queue`], play them with the shared
+//! cache, models' [`limits`] and the sweep's [`budget`] (which a worker's gateway checks through
+//! [`gate`]), and write results to the Redis store. A model's endpoint and key come from the workers'
+//! declarations ([`models`]), never from a submission.
+
+pub mod auth;
+pub mod budget;
+pub mod client;
+pub mod coordinator;
+pub mod gate;
+pub mod limits;
+pub mod models;
+pub mod queue;
+pub mod submission;
+pub mod worker;
+
+/// The generated gRPC code, from its own crate (`sleuth-proto`) so that a change here does not rebuild it.
+pub use sleuth_proto as proto;
+
+use sleuth_store::StoreError;
+
+/// The largest gRPC message the coordinator and its clients take (tonic's default is 4 MiB). A
+/// submission — the sweep file with the text of every script it names — is the one message that is
+/// large by design; it is bounded by this, and `sleuth submit` refuses a larger one with a message
+/// before sending it.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most of a transcript one `Results` message carries: a long game's transcript (several MB with
+/// a real model) goes in pieces of this size.
+pub const TRANSCRIPT_CHUNK: usize = 1024 * 1024;
+
+/// Why a cluster process could not do its job.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The coordinator's URL or TLS settings are unusable.
+    #[error("coordinator at {url}: {message}")]
+    Connect { url: String, message: String },
+    /// The coordinator refused or failed a request.
+    #[error("coordinator: {0}")]
+    Rpc(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("work queue: {0}")]
+    Queue(#[from] queue::QueueError),
+    /// The sweep cannot be planned or set up.
+    #[error("{0}")]
+    Sweep(String),
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl From<sleuth_sweep::SweepError> for ClusterError {
+    fn from(e: sleuth_sweep::SweepError) -> Self {
+        ClusterError::Sweep(e.to_string())
+    }
+}

@@ -1,0 +1,150 @@
+//! Adding kept questions to a script file: `[[factual]]` tables after the existing ones, the rest of
+//! the file untouched, the result validated and written atomically.
+
+use std::path::{Path, PathBuf};
+
+use super::GenerateError;
+use sleuth_script::{FactualQuestion, Script};
+
+/// Appends `[[factual]]` tables to a script file, keeping the rest of the file (comments, layout)
+/// byte for byte. New tables follow the file's last `[[factual]]` (or end the file if it has none),
+/// each character's group under a `# generated factual questions: <name>` comment.
+///
+/// The result is checked with [`Script::parse`] before anything is written; it is then written to a
+/// temporary file in the same directory and renamed over the original, so a failure never leaves a
+/// broken file.
+pub fn append_to_file(path: &Path, questions: &[FactualQuestion]) -> Result<(), GenerateError> {
+    let original = std::fs::read_to_string(path).map_err(|source| GenerateError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if questions.is_empty() {
+        return Ok(());
+    }
+    let updated = append_to_text(&original, questions).map_err(|message| GenerateError::Parse {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    Script::parse(&updated, path).map_err(|e| GenerateError::Invalid(Box::new(e)))?;
+    write_atomically(path, &updated)
+}
+
+/// The file text with the questions appended (see [`append_to_file`]).
+pub fn append_to_text(original: &str, questions: &[FactualQuestion]) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = original
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string().trim().replace('\n', " "))?;
+    let root = doc.as_table_mut();
+    if !root.contains_key("factual") {
+        root.insert(
+            "factual",
+            toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()),
+        );
+    }
+    let item = root.get_mut("factual").expect("just inserted");
+    let mut previous: Option<&str> = None;
+    match item {
+        toml_edit::Item::ArrayOfTables(tables) => {
+            for q in questions {
+                let mut t = toml_edit::Table::new();
+                t.insert("character", toml_edit::value(q.character.as_str()));
+                t.insert("question", toml_edit::value(q.question.as_str()));
+                t.insert("answer", toml_edit::value(q.answer.as_str()));
+                t.insert("source", toml_edit::value(q.source.as_str()));
+                if previous != Some(q.character.as_str()) {
+                    let comment = q.character.replace(['\n', '\r'], " ");
+                    t.decor_mut()
+                        .set_prefix(format!("\n# generated factual questions: {comment}\n\n"));
+                }
+                previous = Some(q.character.as_str());
+                tables.push(t);
+            }
+        }
+        toml_edit::Item::Value(toml_edit::Value::Array(array)) => {
+            for q in questions {
+                let mut t = toml_edit::InlineTable::new();
+                t.insert("character", q.character.as_str().into());
+                t.insert("question", q.question.as_str().into());
+                t.insert("answer", q.answer.as_str().into());
+                t.insert("source", q.source.as_str().into());
+                array.push(t);
+            }
+        }
+        _ => return Err("`factual` is not an array of tables".into()),
+    }
+    Ok(doc.to_string())
+}
+
+/// Writes `text` to a temporary file beside `path` and renames it over `path`, keeping its permissions.
+fn write_atomically(path: &Path, text: &str) -> Result<(), GenerateError> {
+    let write_err = |source| GenerateError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "script.toml".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(write_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_tables_after_the_last_factual_and_keeps_the_rest() {
+        let original = "# a comment\ntitle = \"x\" # trailing\n\n[[factual]]\ncharacter = \"A\"\nquestion = \"q\"\nanswer = \"a\"\nsource = \"s\"\n\n# inferential next\n[[inferential]]\nquestion = \"i\"\n";
+        let q = FactualQuestion {
+            character: "B".into(),
+            question: "Who said \"hi\"?".into(),
+            answer: "Ben".into(),
+            source: "Ben said \"hi\".".into(),
+        };
+        let out = append_to_text(original, &[q.clone(), q]).expect("appends");
+        let cut = original.find("\n# inferential").expect("marker");
+        assert!(out.starts_with(&original[..cut]), "{out}");
+        assert!(out.ends_with(&original[cut..]), "{out}");
+        assert_eq!(out.matches("[[factual]]").count(), 3, "{out}");
+        assert_eq!(out.matches("# generated factual questions: B").count(), 1);
+        let v: toml::Value = toml::from_str(&out).expect("valid TOML");
+        assert_eq!(
+            v["factual"][1]["question"].as_str(),
+            Some("Who said \"hi\"?")
+        );
+        // A file without factual questions gets them at the end.
+        let out = append_to_text(
+            "title = \"x\"\n",
+            &[FactualQuestion {
+                character: "B".into(),
+                question: "q".into(),
+                answer: "a".into(),
+                source: "s".into(),
+            }],
+        )
+        .expect("appends");
+        assert!(out.starts_with("title = \"x\"\n"), "{out}");
+        assert_eq!(
+            toml::from_str::<toml::Value>(&out).expect("toml")["factual"][0]["answer"].as_str(),
+            Some("a")
+        );
+    }
+}

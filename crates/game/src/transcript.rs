@@ -1,0 +1,260 @@
+//! The transcript: the game's event log (ARCHITECTURE.md decision 5b).
+//!
+//! A top-level module below `agent`, `eval` and `game`: characters draft the events of their turns,
+//! the evaluator records answers and verdicts, and the game supervisor owns the log, so the log itself
+//! depends on none of them (only on `llm` for usage).
+//!
+//! Every observation is an event with the list of characters who can see it: host lines, questions,
+//! answers, clue cards, votes, module outputs. Memory indexes are fed from events by visibility,
+//! evaluation reads them, and `result.json`'s usage is their sum, so nothing keeps a second copy of
+//! history. Written as JSONL, one event per line, as the game goes.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use sleuth_llm::Usage;
+
+/// Who may see an event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Visibility {
+    /// Every player.
+    All,
+    /// Only these characters (and the host and evaluators, who see everything).
+    Only(Vec<String>),
+}
+
+impl Visibility {
+    /// Whether `agent` can see the event.
+    pub fn includes(&self, agent: &str) -> bool {
+        match self {
+            Visibility::All => true,
+            Visibility::Only(v) => v.iter().any(|a| a == agent),
+        }
+    }
+}
+
+/// One line of the transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the game, from 0.
+    pub seq: u64,
+    /// Wall-clock time (RFC 3339); the only field that differs between replays of the same game.
+    pub ts: String,
+    pub stage: String,
+    /// What happened: `host`, `introduction`, `question`, `answer`, `clue`, `vote`, `reveal`, a module
+    /// step (`memory_recall`, `sr_subquestions`, `sr_refined`, `sv_attempt`) or an evaluation record.
+    pub kind: String,
+    pub speaker: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub addressee: Option<String>,
+    pub text: String,
+    pub visible_to: Visibility,
+    /// LLM usage of the calls that produced this event (each call is attributed to exactly one event).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Structured details: votes, verification scores, evaluation verdicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// An event before it gets its place in the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    pub kind: String,
+    pub speaker: String,
+    pub addressee: Option<String>,
+    pub text: String,
+    pub visible_to: Visibility,
+    pub usage: Usage,
+    pub data: Option<Value>,
+}
+
+impl Draft {
+    /// A public event.
+    pub fn public(
+        kind: &str,
+        speaker: &str,
+        addressee: Option<&str>,
+        text: impl Into<String>,
+    ) -> Draft {
+        Draft {
+            kind: kind.into(),
+            speaker: speaker.into(),
+            addressee: addressee.map(str::to_string),
+            text: text.into(),
+            visible_to: Visibility::All,
+            usage: Usage::default(),
+            data: None,
+        }
+    }
+
+    /// An event only `who` can see.
+    pub fn private(kind: &str, speaker: &str, who: &[&str], text: impl Into<String>) -> Draft {
+        Draft {
+            visible_to: Visibility::Only(who.iter().map(|s| s.to_string()).collect()),
+            ..Draft::public(kind, speaker, None, text)
+        }
+    }
+
+    /// Attaches usage.
+    pub fn with_usage(mut self, usage: Usage) -> Draft {
+        self.usage = usage;
+        self
+    }
+
+    /// Attaches structured data.
+    pub fn with_data(mut self, data: Value) -> Draft {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// Why the transcript could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write transcript {path}")]
+pub struct TranscriptError {
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The log of one game, in memory and (optionally) on disk.
+pub struct Transcript {
+    events: Vec<Event>,
+    sink: Option<Sink>,
+}
+
+/// About this many bytes of events are appended to the file at once (what a `BufWriter` would
+/// buffer).
+const FILE_CHUNK: usize = 8 * 1024;
+
+/// The transcript's file, held by path, not open. Events are kept in memory anyway (evaluation
+/// reads them), so nothing is buffered twice: the events not yet written are serialised and appended
+/// (open, write, close) when about [`FILE_CHUNK`] bytes of them have accumulated, on
+/// [`Transcript::flush`] and when the transcript is dropped. A sweep plays thousands of games at
+/// once; an open file per game would need as many descriptors (20,000 games pass this machine's hard
+/// limit of 20,000; a common soft limit is 1,024), and a write buffer per game costs 8 KiB or more
+/// of memory each, while an append per chunk costs three system calls.
+struct Sink {
+    path: PathBuf,
+    /// Events already in the file.
+    written: usize,
+    /// Roughly the bytes of the events not yet written.
+    pending: usize,
+}
+
+impl Sink {
+    fn error(&self, source: std::io::Error) -> TranscriptError {
+        TranscriptError {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// Appends `events[self.written..]` to the file as JSONL.
+    fn write_pending(&mut self, events: &[Event]) -> Result<(), TranscriptError> {
+        let Some(new) = events.get(self.written..).filter(|e| !e.is_empty()) else {
+            return Ok(());
+        };
+        let mut buf = Vec::with_capacity(self.pending + 256 * new.len());
+        for e in new {
+            serde_json::to_writer(&mut buf, e).map_err(|err| self.error(err.into()))?;
+            buf.push(b'\n');
+        }
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .and_then(|mut f| f.write_all(&buf))
+            .map_err(|e| self.error(e))?;
+        self.written = events.len();
+        self.pending = 0;
+        Ok(())
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        // What a dropped `BufWriter` does: write the rest, ignoring errors nobody could receive.
+        if let Some(sink) = &mut self.sink {
+            let _ = sink.write_pending(&self.events);
+        }
+    }
+}
+
+impl Transcript {
+    /// A transcript kept in memory only.
+    pub fn in_memory() -> Transcript {
+        Transcript {
+            events: Vec::new(),
+            sink: None,
+        }
+    }
+
+    /// A transcript also written to `path` as JSONL.
+    pub fn to_file(path: &Path) -> Result<Transcript, TranscriptError> {
+        // Created (or emptied) now, so a path that cannot be written fails the game before it starts.
+        File::create(path).map_err(|source| TranscriptError {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Transcript {
+            events: Vec::new(),
+            sink: Some(Sink {
+                path: path.to_path_buf(),
+                written: 0,
+                pending: 0,
+            }),
+        })
+    }
+
+    /// Appends an event in the given stage and returns its sequence number.
+    pub fn push(&mut self, stage: &str, d: Draft) -> Result<u64, TranscriptError> {
+        let seq = self.events.len() as u64;
+        let e = Event {
+            seq,
+            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            stage: stage.to_string(),
+            kind: d.kind,
+            speaker: d.speaker,
+            addressee: d.addressee,
+            text: d.text,
+            visible_to: d.visible_to,
+            usage: (!d.usage.is_empty()).then_some(d.usage),
+            data: d.data,
+        };
+        // Serialised when written: the text dominates an event's size.
+        let size = e.text.len() + 256;
+        self.events.push(e);
+        if let Some(sink) = &mut self.sink {
+            sink.pending += size;
+            if sink.pending >= FILE_CHUNK {
+                sink.write_pending(&self.events)?;
+            }
+        }
+        Ok(seq)
+    }
+
+    /// Flushes the file.
+    pub fn flush(&mut self) -> Result<(), TranscriptError> {
+        match &mut self.sink {
+            Some(sink) => sink.write_pending(&self.events),
+            None => Ok(()),
+        }
+    }
+
+    /// The events so far.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// Total usage of every event: the game's bill.
+    pub fn usage(&self) -> Usage {
+        self.events.iter().filter_map(|e| e.usage).sum()
+    }
+}

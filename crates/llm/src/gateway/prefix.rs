@@ -1,0 +1,407 @@
+//! The cacheable share of prompts: how much of each call's prompt a provider's prefix cache could have
+//! served, under OpenAI's rule (issue 19).
+//!
+//! OpenAI caches the longest prefix a prompt shares with an earlier request of the same model, once
+//! it is at least 1,024 tokens long, in steps of 128 tokens; vLLM's automatic prefix caching and
+//! llama.cpp's slot cache reuse shared prefixes the same way. sleuth computes the same figure for every
+//! chat call whatever the provider (the simulated one included), so that a prompt layout can be judged
+//! offline, before anyone pays for it.
+//!
+//! **How.** The prompt is tokenized as sent ([`tokens::encode_messages`]: the messages in order, each
+//! its role marker and its content under cl100k), cut into whole 128-token blocks, and each block is
+//! hashed together with the hash of the block before it — a chain, like vLLM's block hashes, so equal
+//! hashes mean equal prefixes. The tracker keeps the set of chain hashes seen per model in the run;
+//! a new prompt's blocks are walked until one's chain hash is unseen, and the blocks before it are the
+//! shared prefix. Every chain hash of the prompt is then added, so the set holds every prefix of every
+//! prompt sent (it is closed under prefixes).
+//!
+//! **The run.** In a sweep (a call with a sweep scope) it is the process: every game of the node sends
+//! to the same provider cache. In `sleuth play` (no scope) it is the game, whose set is dropped when its
+//! tally is taken ([`PrefixTracker::take`]).
+//!
+//! **Per game, not per event.** A game's calls that run together (sensor readings, ballots, evaluation
+//! answers) reach the tracker in any order, and which one of them finds the shared prefix first
+//! depends on that order. Shared prefix lengths form an ultrametric (lcp(a,c) ≥ min(lcp(a,b),
+//! lcp(b,c))), so the multiset of "longest prefix shared with an earlier prompt" over a set of prompts
+//! is the same in every order, and so is the game's total; only which call gets which figure changes.
+//! The total is therefore kept per game here and written to `result.json`, never on transcript
+//! events, which stay the same at every call bound.
+//!
+//! **Bounded memory.** A run's set keeps at most two generations of [`GENERATION`] hashes each (8 bytes
+//! and the set's overhead apiece: about 20 MB per model at the bound): when the current generation is
+//! full it becomes the previous one and the one before is dropped; a hash found in the previous
+//! generation is carried into the current one. That is an approximate least-recently-used eviction, as
+//! providers' caches evict prefixes unused for minutes. Each prompt's hashes land in one generation
+//! together, so the set stays closed under prefixes.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::ledger::CallScope;
+use crate::tokens;
+use crate::types::{CallTags, ChatRequest, Phase};
+
+/// Tokens per block: the step in which OpenAI's cached prefix grows.
+pub const BLOCK_TOKENS: usize = 128;
+/// The shortest prefix OpenAI caches.
+pub const MIN_CACHEABLE_TOKENS: u64 = 1024;
+/// Chain hashes per generation of a run's set (see the module documentation).
+const GENERATION: usize = 1 << 19;
+
+/// The chain hashes of a token sequence's whole blocks: block i's hash covers blocks 0..=i.
+pub fn chain_hashes(tokens: &[u32]) -> Vec<u64> {
+    let mut prev = 0u64;
+    tokens
+        .chunks_exact(BLOCK_TOKENS)
+        .map(|block| {
+            let mut h = DefaultHasher::new();
+            prev.hash(&mut h);
+            block.hash(&mut h);
+            prev = h.finish();
+            prev
+        })
+        .collect()
+}
+
+/// The cacheable tokens of a prompt whose first `blocks` blocks were seen before: the shared prefix
+/// when it reaches the minimum, else nothing.
+pub fn cacheable_tokens(blocks: usize) -> u64 {
+    let tokens = (blocks * BLOCK_TOKENS) as u64;
+    if tokens >= MIN_CACHEABLE_TOKENS {
+        tokens
+    } else {
+        0
+    }
+}
+
+/// Prompt tokens sent and how many of them a prefix cache could have served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptCacheTally {
+    /// Prompt tokens as the tracker counts them (cl100k, one marker per message).
+    pub prompt_tokens: u64,
+    /// Of those, the tokens of prefixes shared with an earlier request of the same model in the run.
+    pub cacheable_tokens: u64,
+}
+
+impl PromptCacheTally {
+    /// The cacheable share of the prompt tokens; `None` when nothing was sent.
+    pub fn share(&self) -> Option<f64> {
+        (self.prompt_tokens > 0).then(|| self.cacheable_tokens as f64 / self.prompt_tokens as f64)
+    }
+}
+
+impl std::ops::AddAssign for PromptCacheTally {
+    fn add_assign(&mut self, o: Self) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.cacheable_tokens += o.cacheable_tokens;
+    }
+}
+
+/// A game's tallies by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GamePromptCache {
+    pub gameplay: PromptCacheTally,
+    pub evaluation: PromptCacheTally,
+    pub generation: PromptCacheTally,
+}
+
+impl GamePromptCache {
+    /// Every phase together.
+    pub fn total(&self) -> PromptCacheTally {
+        let mut t = self.gameplay;
+        t += self.evaluation;
+        t += self.generation;
+        t
+    }
+
+    fn phase_mut(&mut self, phase: Phase) -> &mut PromptCacheTally {
+        match phase {
+            Phase::Gameplay => &mut self.gameplay,
+            Phase::Evaluation => &mut self.evaluation,
+            Phase::Generation => &mut self.generation,
+        }
+    }
+}
+
+/// The chain hashes one run has sent to one model, in two generations.
+#[derive(Default)]
+struct Seen {
+    current: HashSet<u64>,
+    previous: HashSet<u64>,
+}
+
+impl Seen {
+    /// How many leading blocks of `chain` were seen before; then remembers all of them.
+    fn observe(&mut self, chain: &[u64]) -> usize {
+        let seen = chain
+            .iter()
+            .take_while(|h| self.current.contains(*h) || self.previous.contains(*h))
+            .count();
+        if self.current.len() + chain.len() > GENERATION {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current.extend(chain.iter().copied());
+        seen
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.current.len() + self.previous.len()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// (run, model) → the chain hashes sent.
+    runs: HashMap<(String, String), Seen>,
+    /// Game id → its tallies so far.
+    games: HashMap<String, GamePromptCache>,
+}
+
+/// The gateway's record of the prompt prefixes sent, per run and model, and of each game's cacheable
+/// share (see the module documentation).
+#[derive(Default)]
+pub struct PrefixTracker {
+    inner: Mutex<Inner>,
+}
+
+impl PrefixTracker {
+    /// Records one request's prompt and returns its tally: its tokens and the cacheable part.
+    pub fn observe(
+        &self,
+        req: &ChatRequest,
+        tags: &CallTags,
+        scope: &CallScope,
+    ) -> PromptCacheTally {
+        // Tokenizing is the expensive part: done outside the lock.
+        let tokens = tokens::encode_messages(&req.messages);
+        let chain = chain_hashes(&tokens);
+        let run = if scope.sweep.is_empty() {
+            tags.game.clone()
+        } else {
+            String::new()
+        };
+        let mut inner = match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let seen = inner
+            .runs
+            .entry((run, req.model.clone()))
+            .or_default()
+            .observe(&chain);
+        let tally = PromptCacheTally {
+            prompt_tokens: tokens.len() as u64,
+            cacheable_tokens: cacheable_tokens(seen),
+        };
+        tracing::trace!(
+            agent = %tags.agent, purpose = %tags.purpose, prompt = tally.prompt_tokens,
+            cacheable = tally.cacheable_tokens, "prefix cache"
+        );
+        *inner
+            .games
+            .entry(tags.game.clone())
+            .or_default()
+            .phase_mut(tags.phase) += tally;
+        tally
+    }
+
+    /// A game's tallies, forgotten here; a game played without a sweep scope takes its run's sets
+    /// with it.
+    pub fn take(&self, game: &str) -> GamePromptCache {
+        let mut inner = match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        inner.runs.retain(|(run, _), _| run != game);
+        inner.games.remove(game).unwrap_or_default()
+    }
+
+    /// Chain hashes held across all runs (for tests of the bound).
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.inner
+            .lock()
+            .map(|i| i.runs.values().map(Seen::len).sum())
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Message;
+
+    fn req(model: &str, system: &str, user: &str) -> ChatRequest {
+        ChatRequest {
+            model: model.into(),
+            messages: vec![Message::system(system), Message::user(user)],
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 10,
+            schema: None,
+            logprobs: false,
+            sample: 0,
+            cache_key: None,
+        }
+    }
+
+    fn tags(game: &str, phase: Phase) -> CallTags {
+        CallTags {
+            game: game.into(),
+            agent: "Ada".into(),
+            framework: "player".into(),
+            phase,
+            purpose: "ask".into(),
+        }
+    }
+
+    /// A text of exactly `n` cl100k tokens (" a" is one token).
+    fn words(n: usize, word: &str) -> String {
+        let s = format!(" {word}").repeat(n);
+        assert_eq!(tokens::count(&s), n as u64);
+        s
+    }
+
+    #[test]
+    fn a_shared_prefix_counts_in_whole_blocks_from_1024_tokens() {
+        let t = PrefixTracker::default();
+        let scope = CallScope::default();
+        // 1 marker + 1,500 tokens of system prompt: 11 whole blocks (1,408 tokens) are shared.
+        let system = words(1500, "a");
+        let first = t.observe(
+            &req("m", &system, "one"),
+            &tags("g", Phase::Gameplay),
+            &scope,
+        );
+        assert_eq!(first.cacheable_tokens, 0, "nothing was sent before");
+        let second = t.observe(
+            &req("m", &system, "two"),
+            &tags("g", Phase::Gameplay),
+            &scope,
+        );
+        assert_eq!(second.cacheable_tokens, 11 * 128);
+        assert_eq!(second.prompt_tokens, 1 + 1500 + 1 + 1);
+        // Another model shares nothing.
+        let other = t.observe(
+            &req("n", &system, "two"),
+            &tags("g", Phase::Gameplay),
+            &scope,
+        );
+        assert_eq!(other.cacheable_tokens, 0);
+        // A prefix of 7 blocks (896 tokens) is below the minimum.
+        let short = words(900, "a");
+        let s = t.observe(
+            &req("m", &short, "x"),
+            &tags("g", Phase::Evaluation),
+            &scope,
+        );
+        assert_eq!(s.cacheable_tokens, 0);
+        let g = t.take("g");
+        assert_eq!(g.gameplay.cacheable_tokens, 11 * 128);
+        assert_eq!(g.evaluation.cacheable_tokens, 0);
+        assert_eq!(g.total().prompt_tokens, 3 * 1503 + 903);
+        assert_eq!(t.held(), 0, "a game without a sweep takes its sets with it");
+    }
+
+    #[test]
+    fn a_difference_early_in_the_prompt_breaks_the_prefix_there() {
+        let t = PrefixTracker::default();
+        let scope = CallScope::default();
+        let g = tags("g", Phase::Gameplay);
+        t.observe(&req("m", &words(2000, "a"), "q"), &g, &scope);
+        // Same length, but the 300th token differs: only the first two blocks match.
+        let changed = format!("{}{}{}", words(299, "a"), words(1, "b"), words(1700, "a"));
+        let c = t.observe(&req("m", &changed, "q"), &g, &scope);
+        assert_eq!(c.cacheable_tokens, 0, "2 blocks are below the minimum");
+        // The role of the first message is part of the prefix too.
+        let as_user = ChatRequest {
+            messages: vec![Message::user(words(2000, "a"))],
+            ..req("m", "", "")
+        };
+        assert_eq!(t.observe(&as_user, &g, &scope).cacheable_tokens, 0);
+    }
+
+    #[test]
+    fn in_a_sweep_the_run_is_the_process_and_in_play_the_game() {
+        let system = words(1200, "a");
+        let t = PrefixTracker::default();
+        let play = CallScope::default();
+        t.observe(&req("m", &system, "1"), &tags("g1", Phase::Gameplay), &play);
+        let other_game = t.observe(&req("m", &system, "2"), &tags("g2", Phase::Gameplay), &play);
+        assert_eq!(
+            other_game.cacheable_tokens, 0,
+            "games of `play` share nothing"
+        );
+        let sweep = CallScope {
+            sweep: "s".into(),
+            ..CallScope::default()
+        };
+        t.observe(
+            &req("m", &system, "1"),
+            &tags("g3", Phase::Gameplay),
+            &sweep,
+        );
+        let next = t.observe(
+            &req("m", &system, "2"),
+            &tags("g4", Phase::Gameplay),
+            &sweep,
+        );
+        assert_eq!(
+            next.cacheable_tokens,
+            9 * 128,
+            "games of a sweep share the node's sets"
+        );
+        assert_eq!(t.take("g4").gameplay.cacheable_tokens, 9 * 128);
+        assert_eq!(t.take("g4"), GamePromptCache::default(), "taken once");
+    }
+
+    #[test]
+    fn the_game_total_does_not_depend_on_the_order_of_its_calls() {
+        let base = words(1100, "a");
+        let prompts = [
+            req("m", &base, &words(400, "b")),
+            req(
+                "m",
+                &base,
+                &format!("{}{}", words(400, "b"), words(300, "c")),
+            ),
+            req("m", &base, &words(10, "d")),
+            req("m", &format!("{}{}", words(600, "a"), words(900, "e")), "x"),
+        ];
+        let mut totals = Vec::new();
+        for order in [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]] {
+            let t = PrefixTracker::default();
+            for i in order {
+                t.observe(
+                    &prompts[i],
+                    &tags("g", Phase::Gameplay),
+                    &CallScope::default(),
+                );
+            }
+            totals.push(t.take("g").total());
+        }
+        assert!(totals.iter().all(|x| *x == totals[0]), "{totals:?}");
+        assert!(totals[0].cacheable_tokens > 0);
+    }
+
+    #[test]
+    fn the_set_is_bounded_by_two_generations() {
+        let mut s = Seen::default();
+        let chain: Vec<u64> = (0..GENERATION as u64 + 10).collect();
+        for c in chain.chunks(1000) {
+            s.observe(c);
+        }
+        assert!(s.len() <= 2 * GENERATION);
+        // A new sequence fills the current generation; the oldest hashes go.
+        let fresh: Vec<u64> = (u64::MAX - GENERATION as u64..u64::MAX).collect();
+        for c in fresh.chunks(1000) {
+            s.observe(c);
+        }
+        assert!(s.len() <= 2 * GENERATION);
+        assert!(!s.current.contains(&0) && !s.previous.contains(&0));
+    }
+}

@@ -1,0 +1,439 @@
+//! Context windows: how much a model reads in one request, and how a prompt is made to fit it.
+//!
+//! Frameworks mark the parts of a prompt that the papers let a player do without — lines of dialogue
+//! ([`dialogue`]) and recalled memory chunks ([`recalled`]) — when they put them in a template's
+//! variables. The marks never reach a model: [`fit`] takes them out of every request, and only when
+//! the prompt and the reply's `max_tokens` would not fit the model's window does it leave marked parts
+//! out, in the order the issue of record (19) fixes: dialogue oldest first, then memory chunks least
+//! relevant first (a recall lists them best first). The rules, the character's script and the question
+//! are never marked, so never cut. Putting the script's summary in place of the script is the agent's
+//! part (`agent/context.rs`), because only an agent that has a summary (MIRAGE's) can do it. A prompt
+//! that does not fit even then is refused before it is sent, with its sizes.
+//!
+//! Tokens are counted with cl100k, which is not every model's tokenizer (SmolLM2's writes ~10–20 %
+//! more tokens for English, others more for Chinese). So shortening aims at [`TARGET_SHARE`] of the
+//! window, leaving room for the difference, while the refusal applies only to a prompt that passes the
+//! whole window even by cl100k's count: a shortened prompt between the two is sent, and a server that
+//! still finds it too long answers with a context-length error, which is final.
+
+use super::tokens;
+use super::types::Message;
+
+/// Opens a line of dialogue (what was said, heard or done in the game).
+const DIALOGUE: char = '\u{E000}';
+/// Opens a recalled memory chunk.
+const RECALLED: char = '\u{E001}';
+/// Closes either.
+const END: char = '\u{E002}';
+/// Stands, while a message is rebuilt, where a left-out part was.
+const GAP: char = '\u{E003}';
+
+/// Shortening aims at this share of the window (see the module documentation).
+pub const TARGET_SHARE: f64 = 0.9;
+
+/// Context windows of models whose window is published and fixed, by model id. A model's own setting
+/// and what its server reports come first; an id listed here needs neither.
+const KNOWN: &[(&str, u32)] = &[
+    ("gpt-4o", 128_000),
+    ("gpt-4o-mini", 128_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4.1-mini", 1_047_576),
+    ("gpt-4.1-nano", 1_047_576),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("o3-mini", 200_000),
+    ("o4-mini", 200_000),
+];
+
+/// The built-in window of a model id, if it is a known one.
+pub fn known(model: &str) -> Option<u32> {
+    KNOWN.iter().find(|(id, _)| *id == model).map(|(_, w)| *w)
+}
+
+/// `text` marked as a line of dialogue: left out (oldest first) when a prompt must be shortened.
+pub fn dialogue(text: &str) -> String {
+    mark(DIALOGUE, text)
+}
+
+/// `text` marked as a recalled memory chunk: left out (last first) after all dialogue.
+pub fn recalled(text: &str) -> String {
+    mark(RECALLED, text)
+}
+
+fn mark(kind: char, text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 6);
+    out.push(kind);
+    out.extend(text.chars().filter(|c| !is_mark(*c)));
+    out.push(END);
+    out
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(c, DIALOGUE | RECALLED | END | GAP)
+}
+
+/// `text` without marks: what a model, a transcript or a cache key sees.
+pub fn strip(text: &str) -> String {
+    if text.chars().any(is_mark) {
+        text.chars().filter(|c| !is_mark(*c)).collect()
+    } else {
+        text.to_string()
+    }
+}
+
+pub use crate::types::Shortening;
+
+/// A prompt that does not fit its window, however much is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow {
+    /// The prompt's tokens (cl100k) with every marked part left out.
+    pub prompt_tokens: u64,
+    pub max_tokens: u32,
+    pub window: u32,
+}
+
+/// A request's messages made ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    pub messages: Vec<Message>,
+    pub shortening: Shortening,
+}
+
+/// One message cut into plain text and marked parts.
+struct Parsed {
+    parts: Vec<Part>,
+}
+
+enum Part {
+    Text(String),
+    Marked {
+        dialogue: bool,
+        text: String,
+        tokens: u64,
+        out: bool,
+    },
+}
+
+fn parse(content: &str) -> Parsed {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut open: Option<bool> = None;
+    for c in content.chars() {
+        match (c, open) {
+            (DIALOGUE | RECALLED, _) => {
+                // An unclosed mark ends at the next one: plain text either way.
+                if !text.is_empty() {
+                    parts.push(close(open, std::mem::take(&mut text)));
+                }
+                open = Some(c == DIALOGUE);
+            }
+            (END, Some(_)) => {
+                parts.push(close(open, std::mem::take(&mut text)));
+                open = None;
+            }
+            (END | GAP, _) => {}
+            (c, _) => text.push(c),
+        }
+    }
+    if !text.is_empty() {
+        parts.push(Part::Text(text));
+    }
+    Parsed { parts }
+}
+
+fn close(open: Option<bool>, text: String) -> Part {
+    match open {
+        Some(dialogue) => Part::Marked {
+            dialogue,
+            tokens: tokens::count(&text) + 1,
+            text,
+            out: false,
+        },
+        None => Part::Text(text),
+    }
+}
+
+impl Parsed {
+    /// The message's text, with left-out parts gone and a line they leave empty (or holding only a
+    /// list bullet) gone with them.
+    fn render(&self) -> String {
+        let mut raw = String::new();
+        let mut gaps = false;
+        for p in &self.parts {
+            match p {
+                Part::Text(t) => raw.push_str(t),
+                Part::Marked { out: true, .. } => {
+                    raw.push(GAP);
+                    gaps = true;
+                }
+                Part::Marked { text, .. } => raw.push_str(text),
+            }
+        }
+        if !gaps {
+            return raw;
+        }
+        let mut out = String::with_capacity(raw.len());
+        for line in raw.split_inclusive('\n') {
+            if !line.contains(GAP) {
+                out.push_str(line);
+                continue;
+            }
+            let kept: String = line.chars().filter(|c| *c != GAP).collect();
+            if !bullet_only(&kept) {
+                out.push_str(&kept);
+            }
+        }
+        out
+    }
+}
+
+/// True for a line with nothing but whitespace and a list bullet ("- ", "* ", "3. ").
+fn bullet_only(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty()
+        || matches!(t, "-" | "*" | "•")
+        || (t.ends_with(['.', ')']) && t[..t.len() - 1].chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `messages` made ready for a model with a context window of `window` tokens (none: unbounded) and a
+/// reply of up to `max_tokens`: marks taken out, and marked parts left out until the prompt fits (see
+/// the module documentation). `Ok(None)`: send the messages as they are.
+pub fn fit(
+    messages: &[Message],
+    max_tokens: u32,
+    window: Option<u32>,
+) -> Result<Option<Fitted>, Overflow> {
+    let marked = messages.iter().any(|m| m.content.chars().any(is_mark));
+    let Some(window) = window else {
+        return Ok(marked.then(|| Fitted {
+            messages: strip_all(messages),
+            shortening: Shortening::default(),
+        }));
+    };
+    let target = (f64::from(window) * TARGET_SHARE) as u64;
+    let room = target.saturating_sub(u64::from(max_tokens));
+    let hard = u64::from(window).saturating_sub(u64::from(max_tokens));
+    let mut parsed: Vec<Parsed> = messages.iter().map(|m| parse(&m.content)).collect();
+    let sent = |parsed: &[Parsed]| -> Vec<Message> {
+        messages
+            .iter()
+            .zip(parsed)
+            .map(|(m, p)| Message {
+                role: m.role,
+                content: p.render(),
+            })
+            .collect()
+    };
+    let full = tokens::count_messages(&sent(&parsed));
+    if full <= room {
+        return Ok(marked.then(|| Fitted {
+            messages: sent(&parsed),
+            shortening: Shortening::default(),
+        }));
+    }
+    // The order parts are left out in: dialogue oldest first, then memory chunks last first.
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    let mut chunks: Vec<(usize, usize)> = Vec::new();
+    for (i, p) in parsed.iter().enumerate() {
+        for (j, part) in p.parts.iter().enumerate() {
+            if let Part::Marked { dialogue, .. } = part {
+                if *dialogue {
+                    order.push((i, j));
+                } else {
+                    chunks.push((i, j));
+                }
+            }
+        }
+    }
+    order.extend(chunks.into_iter().rev());
+    let mut shortening = Shortening {
+        calls: 1,
+        ..Shortening::default()
+    };
+    let mut estimate = full;
+    let mut next = order.into_iter();
+    let now = loop {
+        // Leave parts out by their own counts until the estimate fits, then count the real prompt.
+        while estimate > room {
+            let Some((i, j)) = next.next() else { break };
+            if let Part::Marked {
+                dialogue,
+                tokens,
+                out,
+                ..
+            } = &mut parsed[i].parts[j]
+            {
+                *out = true;
+                estimate = estimate.saturating_sub(*tokens);
+                if *dialogue {
+                    shortening.dialogue += 1;
+                } else {
+                    shortening.recalled += 1;
+                }
+            }
+        }
+        let now = tokens::count_messages(&sent(&parsed));
+        if now <= room || next.len() == 0 {
+            break now;
+        }
+        estimate = now;
+    };
+    if now > hard {
+        return Err(Overflow {
+            prompt_tokens: now,
+            max_tokens,
+            window,
+        });
+    }
+    shortening.tokens = full.saturating_sub(now);
+    Ok(Some(Fitted {
+        messages: sent(&parsed),
+        shortening,
+    }))
+}
+
+/// Tokens (cl100k, with the chat framing) of `messages` with every marked part left out: the least a
+/// prompt can be shortened to.
+pub fn least_tokens(messages: &[Message]) -> u64 {
+    let least: Vec<Message> = messages
+        .iter()
+        .map(|m| {
+            let mut p = parse(&m.content);
+            for part in &mut p.parts {
+                if let Part::Marked { out, .. } = part {
+                    *out = true;
+                }
+            }
+            Message {
+                role: m.role,
+                content: p.render(),
+            }
+        })
+        .collect();
+    tokens::count_messages(&least)
+}
+
+/// The messages with marks taken out and nothing left out.
+fn strip_all(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|m| Message {
+            role: m.role,
+            content: strip(&m.content),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(lines: &[String]) -> Vec<Message> {
+        let mut text = String::from("### What was said\n");
+        for l in lines {
+            text.push_str(&format!("- {l}\n"));
+        }
+        text.push_str("### Instructions\nWho did it?");
+        vec![Message::system("You are Ada."), Message::user(text)]
+    }
+
+    fn said(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                dialogue(&format!(
+                    "Bo said line number {i} about the lantern and the ferry."
+                ))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn marks_never_reach_the_model_and_an_unbounded_window_leaves_everything_in() {
+        let m = user(&said(3));
+        let f = fit(&m, 100, None)
+            .unwrap()
+            .expect("marked messages are rebuilt");
+        assert!(f.shortening.is_empty());
+        let text = &f.messages[1].content;
+        assert!(!text.chars().any(is_mark), "{text:?}");
+        assert!(text.contains("- Bo said line number 0"));
+        assert!(text.contains("- Bo said line number 2"));
+        assert_eq!(fit(&[Message::user("plain")], 10, Some(100)).unwrap(), None);
+    }
+
+    #[test]
+    fn dialogue_goes_oldest_first_then_memory_last_first_never_the_rest() {
+        let mut lines = said(40);
+        lines.extend(
+            ["alpha", "beta", "gamma"]
+                .iter()
+                .map(|w| recalled(&format!("Memory {w}: the lamp was lit at nine."))),
+        );
+        let m = user(&lines);
+        let full = tokens::count_messages(&fit(&m, 0, None).unwrap().unwrap().messages);
+        // Room for the frame and a few lines only.
+        let window = ((full / 4) as f64 / TARGET_SHARE) as u32 + 50;
+        let f = fit(&m, 50, Some(window)).unwrap().expect("shortened");
+        let text = &f.messages[1].content;
+        assert!(text.starts_with("### What was said\n"), "{text}");
+        assert!(text.ends_with("### Instructions\nWho did it?"), "{text}");
+        assert!(
+            !text.contains("line number 0 "),
+            "oldest dialogue left out first"
+        );
+        assert!(f.shortening.dialogue > 0 && f.shortening.calls == 1);
+        assert!(
+            tokens::count_messages(&f.messages) + 50 <= (f64::from(window) * TARGET_SHARE) as u64
+        );
+        if f.shortening.recalled > 0 {
+            assert_eq!(
+                f.shortening.dialogue, 40,
+                "memory goes only after all dialogue"
+            );
+            assert!(!text.contains("gamma") || text.contains("alpha"));
+        } else {
+            assert!(text.contains("Memory gamma") && text.contains("line number 39"));
+        }
+        assert!(
+            !text.contains("\n- \n"),
+            "no empty bullet left behind: {text}"
+        );
+        assert!(f.shortening.tokens > 0);
+    }
+
+    #[test]
+    fn memory_chunks_go_last_first_once_dialogue_is_gone() {
+        let lines: Vec<String> = (0..30)
+            .map(|i| {
+                recalled(&format!(
+                    "Chunk {i}: someone crossed the deck at {i} past nine."
+                ))
+            })
+            .collect();
+        let m = user(&lines);
+        let f = fit(&m, 20, Some(300)).unwrap().expect("shortened");
+        let text = &f.messages[1].content;
+        assert!(text.contains("Chunk 0:"), "the best chunk stays: {text}");
+        assert!(!text.contains("Chunk 29:"), "the least relevant goes first");
+        assert_eq!(f.shortening.dialogue, 0);
+        assert!(f.shortening.recalled > 0);
+    }
+
+    #[test]
+    fn a_prompt_that_cannot_fit_is_refused_with_its_sizes() {
+        let script = "The ferry left at nine. ".repeat(200);
+        let m = vec![Message::system(script), Message::user(said(2).join("\n"))];
+        let err = fit(&m, 100, Some(512)).unwrap_err();
+        assert_eq!(err.window, 512);
+        assert_eq!(err.max_tokens, 100);
+        assert!(err.prompt_tokens > 412, "{err:?}");
+    }
+
+    #[test]
+    fn text_cannot_forge_a_mark() {
+        let evil = format!("a{DIALOGUE}b{END}c");
+        assert_eq!(strip(&dialogue(&evil)), "abc");
+        assert!(bullet_only(" - ") && bullet_only("12.") && !bullet_only("- x"));
+    }
+}

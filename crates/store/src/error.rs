@@ -1,0 +1,36 @@
+//! Why the store could not do what was asked: one error type for every backend, so callers tell a
+//! lost connection from a corrupt row the same way whichever store they hold.
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store's file or server could not be opened.
+    #[error("cannot open the store at {at}: {message}")]
+    Open { at: String, message: String },
+    /// The backend refused an operation (a disk full, a broken file, a lost connection).
+    #[error("store: {0}")]
+    Backend(String),
+    /// A row the store holds does not read back (a value written by a newer sleuth, a hand edit).
+    #[error("store: unreadable {what}: {message}")]
+    Corrupt { what: String, message: String },
+    /// The store was shut down (its writer stopped) while a request was pending.
+    #[error("store: closed")]
+    Closed,
+    /// A Redis server refused an operation or could not be reached. `at` is its URL and `message`
+    /// the client's error, both with the password replaced by `***`: store errors end up on
+    /// terminals and in logs, credentials must not. `transient` says whether trying again later can
+    /// succeed (a lost connection, a timeout, a server loading or failing over), so a worker can tell
+    /// a blip from a misconfiguration.
+    #[error("store: redis at {at}: {message}")]
+    Redis {
+        at: String,
+        message: String,
+        transient: bool,
+    },
+    /// A file of the run directory could not be created, opened or locked.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// Another process holds the run directory.
+    #[error("the run directory {dir} is in use by another sleuth process (lock file {lock})")]
+    Locked { dir: String, lock: String },
+}

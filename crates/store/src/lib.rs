@@ -1,0 +1,152 @@
+//! The store: everything a sweep keeps that must outlive the process — the sweep, its games and their
+//! states, results, the content-addressed cache of model calls, and the ledger of every call.
+//!
+//! One trait, [`Store`], with one implementation per place a sweep can live: [`SqliteStore`], a
+//! SQLite file in the run directory (one node; users open it with `sqlite3` or pandas — the schema is
+//! in `docs/sweeps.md`), and [`RedisStore`], the shared state of a cluster (its key layout is in
+//! `docs/cluster.md`). Both pass the same conformance suite
+//! ([`conformance`]), so the scheduler, the gateway's cache and `sleuth sweep status` never know which
+//! one they talk to.
+//!
+//! Writes are idempotent where a retry or a second delivery could repeat them: a result is written
+//! once per game id (the first write wins and later ones report that it was already there), a cache
+//! entry once per key, games once per id. That is what lets a killed sweep simply run again.
+
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod conformance;
+mod error;
+pub mod redis;
+pub mod rundir;
+mod sqlite;
+mod types;
+
+use futures::future::BoxFuture;
+
+pub use self::redis::RedisStore;
+pub use error::StoreError;
+pub use rundir::RunDir;
+pub use sqlite::SqliteStore;
+pub use types::{
+    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, SourceTotals, StateCounts,
+    SweepRecord, SweepStatus, TotalsRow,
+};
+
+/// What a store operation resolves to.
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+
+/// Where a sweep keeps its state (see the module documentation).
+///
+/// Every method is a single round trip that either happens completely or not at all, so a process
+/// killed between two calls leaves a state the next run can read.
+pub trait Store: Send + Sync {
+    /// Records a sweep, or — when one with its id exists — leaves it as it is and returns it: a sweep
+    /// run again continues the one it started.
+    fn open_sweep<'a>(&'a self, sweep: &'a SweepRecord) -> StoreFuture<'a, SweepRecord>;
+    /// The sweep with this id.
+    fn sweep<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SweepRecord>>;
+    /// Every sweep, oldest first.
+    fn sweeps(&self) -> StoreFuture<'_, Vec<SweepRecord>>;
+    /// Sets a sweep's status and note (why it stopped, what was spent).
+    fn set_sweep_status<'a>(
+        &'a self,
+        id: &'a str,
+        status: SweepStatus,
+        note: Option<String>,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Records one invocation of a sweep (a `sweep run` process, or a worker's lease of it).
+    fn start_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()>;
+    /// Marks a run finished with how it ended.
+    fn end_run<'a>(&'a self, run: &'a str, outcome: &'a str) -> StoreFuture<'a, ()>;
+    /// The runs of a sweep, oldest first.
+    fn runs<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<RunRecord>>;
+
+    /// Adds games that are not there yet (by id) as pending; returns how many were new.
+    fn add_games<'a>(&'a self, games: &'a [GameRow]) -> StoreFuture<'a, usize>;
+    /// The games of a sweep, in the order they were added.
+    fn games<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<GameRow>>;
+    /// One game.
+    fn game<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<GameRow>>;
+    /// Moves a game to `state`, with the failure's reason and stage when it failed or was interrupted.
+    /// Starting a game (`Running`) counts an attempt. A game that is `Done` stays done: its result is
+    /// written, and nothing may take that back.
+    fn set_game_state<'a>(
+        &'a self,
+        id: &'a str,
+        state: GameState,
+        reason: Option<String>,
+        stage: Option<String>,
+    ) -> StoreFuture<'a, ()>;
+    /// Counts a crash of the game's actors (the scheduler fails a game on its second).
+    fn count_crash<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32>;
+    /// Games of a sweep by state.
+    fn state_counts<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, StateCounts>;
+
+    /// Writes a game's result (its `result.json`) and marks the game done, atomically. Idempotent by
+    /// game id: the first write wins; `false` means a result was already there and nothing changed.
+    fn put_result<'a>(&'a self, game: &'a str, result_json: &'a str) -> StoreFuture<'a, bool>;
+    /// Whether a game's transcript is written into the store with its result
+    /// ([`Store::put_result_with_transcript`]): a store that nodes share without a shared disk (a
+    /// cluster's Redis) keeps it; the embedded store leaves transcripts as files in the run directory.
+    fn keeps_transcripts(&self) -> bool {
+        false
+    }
+    /// [`Store::put_result`] with the game's transcript (JSONL), for stores that keep transcripts: written in
+    /// the same atomic step and only with the first result, so a game played twice keeps the
+    /// transcript of the play whose result was kept. Other stores write the result alone.
+    fn put_result_with_transcript<'a>(
+        &'a self,
+        game: &'a str,
+        result_json: &'a str,
+        transcript: &'a str,
+    ) -> StoreFuture<'a, bool> {
+        let _ = transcript;
+        self.put_result(game, result_json)
+    }
+    /// A game's result.
+    fn result<'a>(&'a self, game: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// A cached reply by key (the sha256 of the call, see `llm::gateway::cache`).
+    fn cache_get<'a>(&'a self, key: &'a [u8; 32]) -> StoreFuture<'a, Option<Vec<u8>>>;
+    /// Stores a reply under its key together with the ledger entries of the call that produced it, in
+    /// one write, durably before it returns: a reply never reaches an agent before it can be replayed,
+    /// and a call paid for is never missing from the ledger of a process killed just after. Idempotent
+    /// for the cache: a key already present keeps its first value (the entries are still recorded).
+    fn cache_put<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        kind: CacheKind,
+        model: &'a str,
+        value: &'a [u8],
+        ledger: &'a [LedgerEntry],
+    ) -> StoreFuture<'a, ()>;
+    /// Keeps a chat call's request under its cache key, for readers: its record, and its messages
+    /// under their hashes, compressed (`llm::gateway::requests`). A key or a message already kept
+    /// keeps its first value. Stores that keep no requests answer `Ok`
+    /// without writing: the request is never needed to play or replay a game. The embedded store keeps
+    /// them; the cluster's Redis store does not (see its module documentation).
+    fn put_request<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        record: &'a [u8],
+        messages: &'a [([u8; 32], Vec<u8>)],
+    ) -> StoreFuture<'a, ()> {
+        let _ = (key, record, messages);
+        Box::pin(async { Ok(()) })
+    }
+    /// Entries in the cache.
+    fn cache_len(&self) -> StoreFuture<'_, u64>;
+
+    /// Appends calls to the ledger.
+    fn record_calls<'a>(&'a self, entries: &'a [LedgerEntry]) -> StoreFuture<'a, ()>;
+    /// The ledger of a sweep summed by model, phase, framework, arm and source.
+    fn totals<'a>(&'a self, sweep: &'a str) -> StoreFuture<'a, Vec<TotalsRow>>;
+    /// The ledger entries of one run (what one process paid for and what it was served).
+    fn ledger<'a>(&'a self, run: &'a str) -> StoreFuture<'a, Vec<LedgerEntry>>;
+
+    /// How many reads the gateway's cache should send this store at once: more wait their turn as
+    /// cheap futures. A store whose reads past some number cost more than they gain (SQLite opens a
+    /// connection for each read past its pool) says so here; a server that answers many clients at
+    /// once (Redis, over one multiplexed connection) takes many.
+    fn max_parallel_lookups(&self) -> usize;
+}

@@ -1,0 +1,281 @@
+//! The embedded store: one SQLite file in the run directory (`sleuth.db`).
+//!
+//! **Writes** go through one writer thread that owns the only writing connection and commits in
+//! groups: it takes every job waiting in its queue, runs them in one transaction, commits, and only
+//! then answers each job. Thousands of games each writing a cache entry per call therefore cost one
+//! commit per batch, not one per call, and "the write commits before the reply reaches the agent"
+//! holds for every one of them. A thread rather than an actor because rusqlite's connection is
+//! blocking and must stay on one thread; the thread is the actor's mailbox loop in all but name.
+//!
+//! **Reads** use a small pool of read-only connections on tokio's blocking threads. The file is in WAL
+//! mode, so readers never wait for the writer and see every committed write.
+//!
+//! Durability: `synchronous = NORMAL` in WAL mode survives a killed process (the test kills sweeps with
+//! SIGKILL), though not a power cut in the last moments before a checkpoint — the trade SQLite
+//! recommends for WAL, and what keeps group commits cheap.
+//!
+//! The schema is documented in `docs/sweeps.md`; column names are what users see in `sqlite3` and
+//! pandas, so they are plain and stable.
+//!
+//! Here: the connections, the writer thread and the schema; `rows.rs` turns rows into records and
+//! back; `ops.rs` is the [`super::Store`] implementation.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use tokio::sync::oneshot;
+
+use crate::error::StoreError;
+
+mod ops;
+mod rows;
+
+/// The schema's version, in `meta`; a file of another version is refused rather than misread.
+const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, file TEXT NOT NULL, text TEXT NOT NULL,
+    created_at TEXT NOT NULL, status TEXT NOT NULL, note TEXT,
+    max_usd REAL, max_tokens INTEGER
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, sweep TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT,
+    outcome TEXT, pid INTEGER NOT NULL, host TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY, seq INTEGER NOT NULL, sweep TEXT NOT NULL, arm TEXT NOT NULL,
+    arm_label TEXT NOT NULL, script TEXT NOT NULL, repeat INTEGER NOT NULL, seed INTEGER NOT NULL,
+    spec TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+    crashes INTEGER NOT NULL DEFAULT 0, reason TEXT, stage TEXT, updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS games_by_sweep ON games (sweep, seq);
+CREATE TABLE IF NOT EXISTS results (
+    game TEXT PRIMARY KEY, result TEXT NOT NULL, written_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cache (
+    key BLOB PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value BLOB NOT NULL,
+    created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS requests (
+    key BLOB PRIMARY KEY, value BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (
+    hash BLOB PRIMARY KEY, text BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ledger (
+    id INTEGER PRIMARY KEY, run TEXT NOT NULL, sweep TEXT NOT NULL, game TEXT NOT NULL,
+    arm TEXT NOT NULL, model TEXT NOT NULL, phase TEXT NOT NULL, framework TEXT NOT NULL,
+    purpose TEXT NOT NULL, source TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,
+    key TEXT
+);
+CREATE INDEX IF NOT EXISTS ledger_by_sweep ON ledger (sweep);
+CREATE INDEX IF NOT EXISTS ledger_by_run ON ledger (run);
+CREATE INDEX IF NOT EXISTS ledger_by_game ON ledger (game, id);
+";
+
+/// Jobs committed together at most; bounds the time one batch holds its waiters.
+const MAX_BATCH: usize = 1_024;
+/// Read connections kept open.
+const READERS: usize = 4;
+
+/// What to tell a job's caller once its batch has committed (or failed to).
+type Done = Box<dyn FnOnce(Result<(), String>) + Send>;
+/// A write: runs inside the batch's transaction (or learns that none could be opened) and says
+/// whether it succeeded, so that a failed job's partial changes are rolled back alone.
+type Job = Box<dyn FnOnce(Result<&Connection, String>) -> (bool, Done) + Send>;
+
+/// The SQLite store (see the module documentation). Cheap to clone.
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: mpsc::Sender<Job>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path`, checks its schema version and starts the
+    /// writer thread.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let open_err = |e: &dyn std::fmt::Display| StoreError::Open {
+            at: path.display().to_string(),
+            message: e.to_string(),
+        };
+        let conn = Connection::open(path).map_err(|e| open_err(&e))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
+        )
+        .map_err(|e| open_err(&e))?;
+        conn.execute_batch(SCHEMA).map_err(|e| open_err(&e))?;
+        let version: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| open_err(&e))?;
+        match version.as_deref() {
+            None => {
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+                    [SCHEMA_VERSION],
+                )
+                .map_err(|e| open_err(&e))?;
+            }
+            Some(SCHEMA_VERSION) => {}
+            Some(other) => {
+                return Err(open_err(&format!(
+                    "schema version {other}, this sleuth reads version {SCHEMA_VERSION}"
+                )))
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("sleuth-store-writer".into())
+            .spawn(move || write_loop(conn, rx))
+            .map_err(|e| open_err(&e))?;
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                writer: tx,
+                readers: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Runs `f` in the next write batch and returns its value once the batch has committed.
+    async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (tx, rx) = oneshot::channel::<Result<T, StoreError>>();
+        let job: Job = Box::new(move |conn| match conn {
+            Err(why) => {
+                let done: Done = Box::new(move |_| {
+                    let _ = tx.send(Err(StoreError::Backend(why)));
+                });
+                (false, done)
+            }
+            Ok(conn) => {
+                let out = f(conn);
+                let ok = out.is_ok();
+                let done: Done = Box::new(move |committed| {
+                    let r = match (out, committed) {
+                        (Ok(v), Ok(())) => Ok(v),
+                        (Err(e), _) => Err(backend(e)),
+                        (Ok(_), Err(e)) => Err(StoreError::Backend(e)),
+                    };
+                    let _ = tx.send(r);
+                });
+                (ok, done)
+            }
+        });
+        self.inner
+            .writer
+            .send(job)
+            .map_err(|_| StoreError::Closed)?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Runs `f` on a read connection, on a blocking thread.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = {
+                let mut pool = inner.readers.lock().map_err(|_| StoreError::Closed)?;
+                pool.pop()
+            };
+            let conn = match conn {
+                Some(c) => c,
+                None => {
+                    let c = Connection::open_with_flags(
+                        &inner.path,
+                        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                    )
+                    .map_err(backend)?;
+                    c.busy_timeout(std::time::Duration::from_secs(10))
+                        .map_err(backend)?;
+                    c
+                }
+            };
+            let out = f(&conn);
+            if let Ok(mut pool) = inner.readers.lock() {
+                if pool.len() < READERS {
+                    pool.push(conn);
+                }
+            }
+            out
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("store reader: {e}")))?
+    }
+}
+
+/// The writer thread: batches of jobs, one transaction each, every job in its own savepoint (a
+/// failed job's changes are rolled back alone), answered after the commit.
+fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let tx = match conn.transaction() {
+            Ok(tx) => tx,
+            Err(e) => {
+                for job in jobs {
+                    let (_, done) = job(Err(e.to_string()));
+                    done(Err(e.to_string()));
+                }
+                continue;
+            }
+        };
+        let mut done = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            let opened = tx.execute_batch("SAVEPOINT job").map_err(|e| e.to_string());
+            let (ok, d) = job(opened.as_ref().map(|_| &*tx).map_err(Clone::clone));
+            if opened.is_ok() {
+                let close = if ok {
+                    "RELEASE job"
+                } else {
+                    "ROLLBACK TO job; RELEASE job"
+                };
+                if let Err(e) = tx.execute_batch(close) {
+                    tracing::warn!(error = %e, "store: closing a job's savepoint failed");
+                }
+            }
+            done.push(d);
+        }
+        let committed = tx.commit().map_err(|e| e.to_string());
+        for d in done {
+            d(committed.clone());
+        }
+    }
+}

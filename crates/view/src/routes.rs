@@ -1,0 +1,81 @@
+//! The viewer's routes (its shared state and how a failed request answers are in `state.rs`).
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /` | the runs page (a folder of games: its games and the report) |
+//! | `GET /api/runs` | the runs' live figures as JSON (what the pages poll) |
+//! | `GET /sweep?id=&state=` | a sweep |
+//! | `GET /sweep/games?id=&state=&offset=` | the next rows of a sweep's games (HTML) |
+//! | `GET /report[?sweep=]` | the report's tables (HTML, loaded after the page) |
+//! | `GET /game?id=&as=` | a game, its transcript as seen by a character or by everyone |
+//! | `GET /game/events?id=&after=&as=&view=answers` | the next page of a transcript (HTML) |
+//! | `GET /game/calls?id=&offset=` | the next page of a game's model calls (HTML) |
+//! | `GET /game/call?id=&call=` | one model call with its reply (HTML) |
+//! | `GET /compare?a=&b=&as=` | two games side by side, aligned by stage, the first difference marked |
+//! | `GET /compare/events?a=&b=&after_a=&after_b=&n=&stage=&rows=&as=` | the next rows of two games side by side (HTML) |
+//! | `GET /folder/games?offset=` | the next rows of a folder's games (HTML) |
+//! | `GET /assets/{file}` | the stylesheet and the script, compiled in |
+//!
+//! Fragments that continue a list say where the list goes on in an `X-Next` header (absent at its
+//! end), so the script never parses HTML to page. A running game's timeline, once it has caught up
+//! with its transcript, says where to look for new events in `X-Follow` instead.
+
+use axum::extract::Path as UrlPath;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+pub use super::state::{fragment, AppState, PageError, Reports, FOLLOW, NEXT};
+use super::{auth, compare, pages};
+
+/// Every route, behind the token rule.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(pages::runs))
+        .route("/api/runs", get(pages::api_runs))
+        .route("/sweep", get(pages::sweep))
+        .route("/sweep/games", get(pages::sweep_games))
+        .route("/report", get(pages::report))
+        .route("/game", get(pages::game))
+        .route("/game/events", get(pages::game_events))
+        .route("/game/calls", get(pages::game_calls))
+        .route("/game/call", get(pages::game_call))
+        .route("/compare", get(compare::compare))
+        .route("/compare/events", get(compare::compare_events))
+        .route("/folder/games", get(pages::folder_games))
+        .route("/assets/{file}", get(asset))
+        .layer(axum::middleware::from_fn_with_state(
+            state.token.clone(),
+            auth::require,
+        ))
+        .with_state(state)
+}
+
+/// The stylesheet and the script.
+const ASSETS: [(&str, &str, &str); 2] = [
+    (
+        "app.css",
+        "text/css; charset=utf-8",
+        include_str!("assets/app.css"),
+    ),
+    (
+        "app.js",
+        "text/javascript; charset=utf-8",
+        include_str!("assets/app.js"),
+    ),
+];
+
+async fn asset(UrlPath(file): UrlPath<String>) -> Response {
+    match ASSETS.iter().find(|(name, _, _)| *name == file) {
+        Some((_, mime, body)) => (
+            [
+                (header::CONTENT_TYPE, *mime),
+                (header::CACHE_CONTROL, "public, max-age=3600"),
+            ],
+            *body,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
+    }
+}

@@ -1,0 +1,525 @@
+//! The coordinator's API as a client sees it, with a coordinator served in process over a real
+//! `redis-server`: the token guards the API but not health and reflection (so probes and `grpcurl`
+//! need no secret), TLS works with a private CA and refuses what it should, and a submission that
+//! cannot be planned is refused before anything is queued.
+
+use crate::common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::redis::RedisServer;
+use sleuth::cluster::auth::Token;
+use sleuth::cluster::client;
+use sleuth::cluster::coordinator::CoordinatorConfig;
+use sleuth::cluster::proto as pb;
+use sleuth::cluster::submission;
+use tokio::sync::oneshot;
+
+const TOKEN: &str = "api-test-token-7f3a";
+
+/// A coordinator served in process until the returned sender is dropped or fired.
+async fn start(
+    redis: &RedisServer,
+    tls: Option<(Vec<u8>, Vec<u8>)>,
+    namespace: &str,
+) -> (SocketAddr, oneshot::Sender<()>) {
+    let addr = common::coordinator::free_addr();
+    let mut cfg = CoordinatorConfig::new(
+        redis.url(),
+        addr,
+        namespace.into(),
+        Token::new(TOKEN).expect("token"),
+    );
+    cfg.tls = tls;
+    // Up when it accepts connections.
+    (addr, common::coordinator::serve(cfg).await)
+}
+
+fn redis() -> Option<RedisServer> {
+    let r = RedisServer::start(&[]);
+    if r.is_none() && std::env::var_os("CI").is_some() {
+        panic!("redis-server is required under CI (scripts/ensure-redis.sh installs it)");
+    }
+    r
+}
+
+#[tokio::test]
+async fn health_and_reflection_answer_without_the_token_but_the_api_does_not() {
+    let Some(redis) = redis() else { return };
+    let (addr, _stop) = start(&redis, None, "api-auth").await;
+    let url = format!("http://{addr}");
+    let channel = client::channel(&url, None).expect("channel");
+
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    for service in ["sleuth.v1.Sweeps", "sleuth.v1.Workers"] {
+        let status = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("health answers without a token")
+            .into_inner()
+            .status;
+        assert_eq!(
+            status,
+            tonic_health::pb::health_check_response::ServingStatus::Serving as i32,
+            "{service}"
+        );
+    }
+
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    let mut reflection = ServerReflectionClient::new(channel.clone());
+    let request = tonic_reflection::pb::v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut answers = reflection
+        .server_reflection_info(tokio_stream::iter(vec![request]))
+        .await
+        .expect("reflection answers without a token")
+        .into_inner();
+    let answer = answers
+        .message()
+        .await
+        .expect("a reflection answer")
+        .expect("one message");
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("not a service list: {answer:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    for want in [
+        "sleuth.v1.Sweeps",
+        "sleuth.v1.Workers",
+        "grpc.health.v1.Health",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+
+    // The API: no token, a wrong one, the right one.
+    let mut bare = pb::sweeps_client::SweepsClient::new(channel.clone());
+    let err = bare
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let mut wrong =
+        client::sweeps(&url, None, Token::new("not-the-token").expect("token")).expect("client");
+    let err = wrong
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect_err("a wrong token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    assert!(
+        !err.message().contains(TOKEN),
+        "the refusal does not echo the token"
+    );
+    let mut workers_rpc =
+        client::workers(&url, None, Token::new("not-the-token").expect("token")).expect("client");
+    let err = workers_rpc
+        .register(pb::RegisterRequest::default())
+        .await
+        .expect_err("the worker protocol needs the token too");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let mut right = client::sweeps(&url, None, Token::new(TOKEN).expect("token")).expect("client");
+    right
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect("the right token passes");
+}
+
+/// A private CA and a certificate for `localhost` and 127.0.0.1 signed by it, made with the
+/// `openssl` command; `None` when it is missing.
+fn make_certs(dir: &Path) -> Option<()> {
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map(|o| {
+                assert!(
+                    o.status.success(),
+                    "openssl {args:?}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            })
+    };
+    if let Err(e) = run(&["version"]) {
+        if std::env::var_os("CI").is_some() {
+            panic!("openssl is needed to make the TLS test's certificates: {e}");
+        }
+        eprintln!("SKIPPED: openssl is not installed");
+        return None;
+    }
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .expect("ext file");
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=sleuth test CA",
+    ])
+    .ok()?;
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ])
+    .ok()?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ])
+    .ok()?;
+    Some(())
+}
+
+#[tokio::test]
+async fn tls_with_a_private_ca_works_and_plain_or_unverified_clients_are_refused() {
+    let Some(redis) = redis() else { return };
+    let dir = tempfile::tempdir().expect("dir");
+    if make_certs(dir.path()).is_none() {
+        return;
+    }
+    let read = |name: &str| std::fs::read(dir.path().join(name)).expect("pem");
+    let (addr, _stop) = start(
+        &redis,
+        Some((read("server.pem"), read("server.key"))),
+        "api-tls",
+    )
+    .await;
+    let token = || Token::new(TOKEN).expect("token");
+    let ca = dir.path().join("ca.pem");
+
+    let https = format!("https://localhost:{}", addr.port());
+    let mut good = client::sweeps(&https, Some(&ca), token()).expect("client");
+    good.list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect("TLS with the CA works");
+
+    // The system's roots do not know the private CA.
+    let mut unverified = client::sweeps(&https, None, token()).expect("client");
+    assert!(
+        unverified
+            .list_workers(pb::ListWorkersRequest {})
+            .await
+            .is_err(),
+        "a certificate from an unknown CA is refused"
+    );
+    // Plain HTTP/2 to a TLS port fails.
+    let mut plain = client::sweeps(&format!("http://{addr}"), None, token()).expect("client");
+    assert!(
+        plain.list_workers(pb::ListWorkersRequest {}).await.is_err(),
+        "plain text to a TLS server is refused"
+    );
+    // And a CA with a plain URL is a mistake the client names.
+    let err = client::sweeps(&format!("http://{addr}"), Some(&ca), token()).expect_err("refused");
+    assert!(err.to_string().contains("https"), "{err}");
+}
+
+#[tokio::test]
+async fn a_sweep_that_cannot_be_planned_is_refused_before_anything_is_queued() {
+    let Some(redis) = redis() else { return };
+    let (addr, _stop) = start(&redis, None, "api-submit").await;
+    let url = format!("http://{addr}");
+    let mut api = client::sweeps(&url, None, Token::new(TOKEN).expect("token")).expect("client");
+
+    let dir = tempfile::tempdir().expect("dir");
+    let script = common::crate_file("examples/glasshouse.toml");
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).expect("write sweep");
+        p
+    };
+    let good = format!(
+        "name = \"api-sub\"\nscripts = [{:?}]\nrepeats = 2\n[game]\nrounds = 1\n",
+        script.display().to_string()
+    );
+    let bad = format!(
+        "name = \"api-sub\"\nscripts = [{:?}]\n[game]\nframework = \"telepathy\"\n",
+        script.display().to_string()
+    );
+    let bad_file = write("bad.toml", &bad);
+    let req = submission::read(&bad_file).expect("read");
+    let err = api.submit(req).await.expect_err("an unknown framework");
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().contains("bad.toml") && err.message().contains("framework"),
+        "the refusal names the file and the key: {}",
+        err.message()
+    );
+
+    let good_file = write("good.toml", &good);
+    let r = api
+        .submit(submission::read(&good_file).expect("read"))
+        .await
+        .expect("a good sweep is accepted")
+        .into_inner();
+    assert_eq!((r.sweep_id.as_str(), r.games, r.queued), ("api-sub", 2, 2));
+    // Submitted again: nothing queued twice.
+    let again = api
+        .submit(submission::read(&good_file).expect("read"))
+        .await
+        .expect("the same sweep again continues it")
+        .into_inner();
+    assert_eq!(again.queued, 0, "no game gets a second entry");
+    // The same name with other games is another experiment.
+    let other = write("other.toml", &good.replace("repeats = 2", "repeats = 3"));
+    let err = api
+        .submit(submission::read(&other).expect("read"))
+        .await
+        .expect_err("other games under the same name");
+    assert_eq!(err.code(), tonic::Code::FailedPrecondition);
+
+    // What is in the queue: exactly the two games, never the refused ones.
+    let client = redis::Client::open(redis.url()).expect("redis url");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let len: u64 = redis::cmd("XLEN")
+        .arg("{api-submit}:games")
+        .query_async(&mut con)
+        .await
+        .expect("xlen");
+    assert_eq!(len, 2);
+}
+
+/// A claim timeout shorter than three heartbeats would hand a busy worker's games to others while it
+/// still plays them: the coordinator refuses to start with it, saying what would work.
+#[test]
+fn a_claim_timeout_under_three_heartbeats_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut cmd = common::sleuth(dir.path());
+    cmd.env("SLEUTH_TOKEN", TOKEN)
+        .args(["coordinator", "--redis", "redis://127.0.0.1:1/"])
+        .args(["--claim-idle-secs", "5"]);
+    let out = common::run(&mut cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "it started: {stderr}");
+    assert!(
+        stderr.contains("--claim-idle-secs 5") && stderr.contains("at least 6"),
+        "the refusal names the flag and what it needs: {stderr}"
+    );
+    // Three heartbeats exactly is enough (it then fails on the unreachable Redis instead).
+    let mut cmd = common::sleuth(dir.path());
+    cmd.env("SLEUTH_TOKEN", TOKEN)
+        .args(["coordinator", "--redis", "redis://127.0.0.1:1/"])
+        .args(["--claim-idle-secs", "3", "--heartbeat-ms", "1000"]);
+    let out = common::run(&mut cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("claim-idle"), "{stderr}");
+}
+
+/// `ListSweeps` and `Transcript` (what `sleuth view --coordinator` follows a cluster with) need the
+/// token like every call; `ListSweeps` sends each sweep's record and progress, `Transcript` a game's
+/// transcript in pieces of at most 1 MiB (the same pieces `Results` sends), none for a game without
+/// one, and refuses a game that does not exist.
+#[tokio::test]
+async fn list_sweeps_and_transcript_need_the_token_and_answer() {
+    let Some(redis) = redis() else { return };
+    let (addr, _stop) = start(&redis, None, "api-list").await;
+    let url = format!("http://{addr}");
+
+    let mut bare =
+        pb::sweeps_client::SweepsClient::new(client::channel(&url, None).expect("channel"));
+    let err = bare
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let err = bare
+        .transcript(pb::TranscriptRequest {
+            game_id: "x".into(),
+        })
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+
+    let mut api = client::sweeps(&url, None, Token::new(TOKEN).expect("token")).expect("client");
+    let listed = api
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("an empty cluster lists")
+        .into_inner();
+    assert!(listed.sweeps.is_empty());
+
+    let dir = tempfile::tempdir().expect("dir");
+    let script = common::crate_file("examples/glasshouse.toml");
+    let file = dir.path().join("listed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"api-list\"\nscripts = [{:?}]\nrepeats = 2\n[game]\nrounds = 1\n[budget]\nmax_usd = 2.5\n",
+            script.display().to_string()
+        ),
+    )
+    .expect("write sweep");
+    api.submit(submission::read(&file).expect("read"))
+        .await
+        .expect("submitted");
+
+    let listed = api
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("lists")
+        .into_inner();
+    assert_eq!(listed.sweeps.len(), 1);
+    let s = &listed.sweeps[0];
+    assert_eq!((s.id.as_str(), s.name.as_str()), ("api-list", "api-list"));
+    assert_eq!(s.status, "running");
+    assert!(s.text.contains("max_usd = 2.5"), "{}", s.text);
+    assert!(!s.created_at.is_empty());
+    assert_eq!(s.max_usd, Some(2.5));
+    let p = s.progress.as_ref().expect("progress");
+    assert_eq!((p.total, p.pending, p.done), (2, 2, 0));
+    assert!(s.totals.is_empty(), "no call yet: {:?}", s.totals);
+
+    let err = api
+        .transcript(pb::TranscriptRequest {
+            game_id: "no-such-game".into(),
+        })
+        .await
+        .expect_err("an unknown game");
+    assert_eq!(err.code(), tonic::Code::NotFound);
+
+    let transcript_of = |mut api: client::Sweeps, game: String| async move {
+        let mut stream = api
+            .transcript(pb::TranscriptRequest { game_id: game })
+            .await
+            .expect("a known game")
+            .into_inner();
+        let mut pieces = Vec::new();
+        while let Some(c) = stream.message().await.expect("a piece") {
+            pieces.push(c);
+        }
+        pieces
+    };
+    let store = sleuth::store::RedisStore::connect(&redis.url(), "api-list")
+        .await
+        .expect("the coordinator's store");
+    use sleuth::store::Store;
+    let games = store.games("api-list").await.expect("games");
+    let (done, waiting) = (games[0].id.clone(), games[1].id.clone());
+    assert!(
+        transcript_of(api.clone(), waiting).await.is_empty(),
+        "a game not done has no transcript yet"
+    );
+
+    // Two and a half MiB of JSONL: three pieces.
+    let line = format!("{{\"text\":\"{}\"}}\n", "x".repeat(1000));
+    let text = line.repeat(2621);
+    assert!(store
+        .put_result_with_transcript(&done, "{}", &text)
+        .await
+        .expect("result written"));
+    let pieces = transcript_of(api.clone(), done.clone()).await;
+    assert_eq!(pieces.len(), 3);
+    assert!(pieces
+        .iter()
+        .all(|c| c.game_id == done && c.data.len() <= 1024 * 1024));
+    assert_eq!(
+        pieces.iter().map(|c| c.last).collect::<Vec<_>>(),
+        [false, false, true]
+    );
+    let joined: Vec<u8> = pieces.iter().flat_map(|c| c.data.clone()).collect();
+    assert_eq!(joined, text.as_bytes());
+
+    // `Results` sends the same pieces, and each game's attempts and seed.
+    let mut stream = api
+        .results(pb::ResultsRequest {
+            sweep_id: "api-list".into(),
+            transcripts: true,
+            ..Default::default()
+        })
+        .await
+        .expect("results")
+        .into_inner();
+    let mut from_results = Vec::new();
+    let mut seeds = Vec::new();
+    while let Some(part) = stream.message().await.expect("a part") {
+        match part.part {
+            Some(pb::results_part::Part::Transcript(c)) => from_results.push(c),
+            Some(pb::results_part::Part::Game(g)) => seeds.push((g.game_id, g.seed)),
+            None => {}
+        }
+    }
+    assert_eq!(from_results, pieces);
+    let want: Vec<(String, u64)> = games.iter().map(|g| (g.id.clone(), g.seed)).collect();
+    assert_eq!(seeds, want);
+
+    // What a mirror polls: every game's row without its result; then the results of the games it
+    // names (an id of no game of the sweep is left out).
+    let collect = |req: pb::ResultsRequest| {
+        let mut api = api.clone();
+        async move {
+            let mut stream = api.results(req).await.expect("results").into_inner();
+            let mut out = Vec::new();
+            while let Some(part) = stream.message().await.expect("a part") {
+                match part.part {
+                    Some(pb::results_part::Part::Game(g)) => out.push(g),
+                    Some(pb::results_part::Part::Transcript(_)) => {
+                        panic!("no transcript asked for")
+                    }
+                    None => {}
+                }
+            }
+            out
+        }
+    };
+    let rows = collect(pb::ResultsRequest {
+        sweep_id: "api-list".into(),
+        transcripts: true,
+        without_results: true,
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(rows.len(), games.len());
+    assert!(rows.iter().all(|g| g.result_json.is_empty()));
+    assert!(rows.iter().any(|g| g.game_id == done && g.state == "done"));
+    let named = collect(pb::ResultsRequest {
+        sweep_id: "api-list".into(),
+        game_ids: vec![done.clone(), "no-such-game".into()],
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].game_id, done);
+    assert!(!named[0].result_json.is_empty(), "its result");
+}
