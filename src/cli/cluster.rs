@@ -15,6 +15,7 @@ use sleuth_cluster::auth::{Token, TOKEN_ENV};
 use sleuth_cluster::client::{self, DEFAULT_COORDINATOR};
 use sleuth_cluster::coordinator::{self, CoordinatorConfig};
 use sleuth_cluster::proto as pb;
+use sleuth_cluster::transcript::TranscriptSink;
 use sleuth_cluster::{submission, worker};
 
 /// Where the coordinator is, for the client commands.
@@ -341,14 +342,14 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
     // The game whose result was written last (its transcript's pieces follow it), and the transcript
     // being written.
     let mut last_game: Option<(String, PathBuf)> = None;
-    let mut transcript: Option<TranscriptFile> = None;
+    let mut transcript: Option<TranscriptSink> = None;
     while let Some(part) = stream.message().await.map_err(rpc_error)? {
         match part.part {
             Some(pb::results_part::Part::Game(g)) => {
                 if let Some(t) = transcript.take() {
                     bail!(
                         "the coordinator cut the transcript of game {} short",
-                        t.game
+                        t.game()
                     );
                 }
                 last_game = None;
@@ -377,26 +378,18 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
                 let t = match transcript.as_mut() {
                     Some(t) => t,
                     None => match &last_game {
-                        Some((id, dir)) if *id == c.game_id => {
-                            transcript.insert(TranscriptFile::create(id, dir)?)
-                        }
+                        Some((id, dir)) if *id == c.game_id => transcript
+                            .insert(TranscriptSink::new(id, &dir.join("transcript.jsonl"))),
                         _ => bail!(
                             "the coordinator sent a transcript piece of game {:?} out of order",
                             c.game_id
                         ),
                     },
                 };
-                if t.game != c.game_id {
-                    bail!(
-                        "the coordinator sent a transcript piece of game {:?} inside game {}'s",
-                        c.game_id,
-                        t.game
-                    );
-                }
-                t.write(&c.data)?;
-                if c.last {
+                t.write(&c).context("the coordinator's transcript")?;
+                if t.is_done() {
                     if let Some(t) = transcript.take() {
-                        t.finish()?;
+                        t.finish().context("the coordinator's transcript")?;
                     }
                     last_game = None;
                 }
@@ -407,7 +400,7 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
     if let Some(t) = transcript {
         bail!(
             "the coordinator cut the transcript of game {} short",
-            t.game
+            t.game()
         );
     }
     let rest: Vec<String> = not_done.iter().map(|(s, n)| format!("{n} {s}")).collect();
@@ -421,44 +414,4 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
         }
     );
     Ok(())
-}
-
-/// A transcript arriving in pieces: written to `transcript.jsonl.part` and renamed when its last
-/// piece is in, so a cut stream never leaves a truncated `transcript.jsonl`.
-struct TranscriptFile {
-    game: String,
-    part: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
-}
-
-impl TranscriptFile {
-    fn create(game: &str, dir: &Path) -> Result<TranscriptFile> {
-        let part = dir.join("transcript.jsonl.part");
-        let file = std::fs::File::create(&part)
-            .with_context(|| format!("cannot create {}", part.display()))?;
-        Ok(TranscriptFile {
-            game: game.to_string(),
-            part,
-            file: std::io::BufWriter::new(file),
-        })
-    }
-
-    fn write(&mut self, data: &[u8]) -> Result<()> {
-        self.file
-            .write_all(data)
-            .with_context(|| format!("cannot write {}", self.part.display()))
-    }
-
-    fn finish(self) -> Result<()> {
-        let part = self.part.clone();
-        let file = self
-            .file
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("cannot write {}", part.display()))?;
-        file.sync_all()
-            .with_context(|| format!("cannot write {}", part.display()))?;
-        let done = part.with_file_name("transcript.jsonl");
-        std::fs::rename(&part, &done).with_context(|| format!("cannot write {}", done.display()))
-    }
 }

@@ -89,10 +89,13 @@ fn kind_of(name: &str) -> Option<MetricKind> {
     EXPORTED.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
 }
 
-/// `NAME -> "sleuth_…"` for every `pub const NAME: &str = "…";` of `src/telemetry.rs`.
+/// Where the metric constants are declared.
+const TELEMETRY: &str = "crates/base/src/telemetry.rs";
+
+/// `NAME -> "sleuth_…"` for every `pub const NAME: &str = "…";` of [`TELEMETRY`].
 fn metric_constants() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(common::crate_file("src/telemetry.rs"))
-        .expect("read src/telemetry.rs");
+    let text = std::fs::read_to_string(common::crate_file(TELEMETRY))
+        .unwrap_or_else(|e| panic!("read {TELEMETRY}: {e}"));
     let mut out = BTreeMap::new();
     for decl in text.split("pub const ").skip(1) {
         let Some((head, _)) = decl.split_once(';') else {
@@ -155,15 +158,17 @@ fn closing_paren(text: &str, open: usize) -> Option<usize> {
 }
 
 /// The label names the code attaches to each metric, by metric name: every `metrics::counter!`,
-/// `gauge!` and `histogram!` call under `src/` (not the `describe_*!` ones), its first argument a
-/// constant of `src/telemetry.rs`, its labels the `"name" =>` pairs. A call site this cannot read
+/// `gauge!` and `histogram!` call under `src/` and `crates/` (not the `describe_*!` ones), its first argument a
+/// constant of [`TELEMETRY`], its labels the `"name" =>` pairs. A call site this cannot read
 /// fails the test, so a new way of recording a metric is noticed here. Also checks that the macro's
 /// kind is the metric's kind in `EXPORTED`. A metric of [`NOT_IN_SCENARIO`] has the labels listed
 /// there, which its call sites (if any) must attach exactly.
 fn code_labels() -> BTreeMap<String, BTreeSet<String>> {
     let constants = metric_constants();
+    // Every crate's sources and the binary's.
     let mut files = Vec::new();
     rust_files(&common::crate_file("src"), &mut files);
+    rust_files(&common::crate_file("crates"), &mut files);
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut problems = Vec::new();
     for file in files {
@@ -193,7 +198,7 @@ fn code_labels() -> BTreeMap<String, BTreeSet<String>> {
                 let constant = first.rsplit("::").next().unwrap_or(first);
                 let Some(name) = constants.get(constant) else {
                     problems.push(format!(
-                        "{rel}:{line}: {macro_kind} names `{first}`, not a metric constant of src/telemetry.rs"
+                        "{rel}:{line}: {macro_kind} names `{first}`, not a metric constant of crates/base/src/telemetry.rs"
                     ));
                     continue;
                 };
@@ -245,7 +250,7 @@ fn code_labels() -> BTreeMap<String, BTreeSet<String>> {
     for (name, _) in EXPORTED {
         assert!(
             out.contains_key(*name),
-            "{name} is exported but no metrics::counter!/gauge!/histogram! under src/ records it"
+            "{name} is exported but no metrics::counter!/gauge!/histogram! under src/ or crates/ records it"
         );
     }
     out

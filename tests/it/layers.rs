@@ -99,7 +99,7 @@ fn no_file_circles_inside_any_crate() {
         let graph = file_graph(src);
         assert!(!graph.is_empty(), "no source files under {}", src.display());
         for circle in circles_in(&graph) {
-            let names: Vec<String> = circle.iter().map(|m| show(m)).collect();
+            let names: Vec<String> = circle.iter().map(show).collect();
             circles.push(format!("{}: {}", src.display(), names.join(" ↔ ")));
         }
     }

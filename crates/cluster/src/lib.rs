@@ -17,6 +17,7 @@ pub mod limits;
 pub mod models;
 pub mod queue;
 pub mod submission;
+pub mod transcript;
 pub mod worker;
 
 /// The generated gRPC code, from its own crate (`sleuth-proto`) so that a change here does not rebuild it.

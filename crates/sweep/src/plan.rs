@@ -394,40 +394,11 @@ fn spec_of(
         }
     };
     let civilian = endpoint(&models[&model]);
-    let d = ProtocolSettings::default();
     let agent_defaults = AgentConfig::default();
     let spec = GameSpec {
         script: ScriptRef::new(script, Some(&ps.path)),
         seed,
-        protocol: ProtocolSettings {
-            protocol,
-            thinkthrice: sleuth_game::game::ThinkThriceSettings {
-                rounds_before_clues: s
-                    .rounds_before_clues
-                    .unwrap_or(d.thinkthrice.rounds_before_clues),
-                rounds_after_clues: s
-                    .rounds_after_clues
-                    .unwrap_or(d.thinkthrice.rounds_after_clues),
-                initial_questioning: s
-                    .initial_questioning
-                    .unwrap_or(d.thinkthrice.initial_questioning),
-            },
-            wellplay: sleuth_game::game::WellPlaySettings {
-                rounds: s.rounds.unwrap_or(d.wellplay.rounds),
-                questions_per_round: s
-                    .questions_per_round
-                    .unwrap_or(d.wellplay.questions_per_round),
-            },
-            mirage: sleuth_game::game::MirageSettings {
-                iterations: s.iterations.unwrap_or(d.mirage.iterations),
-                force_expose: s.force_expose.unwrap_or(d.mirage.force_expose),
-                script_summary_tokens: s
-                    .script_summary_tokens
-                    .unwrap_or(d.mirage.script_summary_tokens),
-                history_tokens: s.history_tokens.unwrap_or(d.mirage.history_tokens),
-                stage_every: s.stage_every.unwrap_or(d.mirage.stage_every),
-            },
-        },
+        protocol: protocol_settings(protocol, s),
         framework,
         murderer_framework,
         agent: AgentConfig {
@@ -460,6 +431,40 @@ fn spec_of(
     };
     check(&spec)?;
     Ok(spec)
+}
+
+/// The protocol's settings of an arm: each one the arm sets, the protocol's default otherwise.
+fn protocol_settings(protocol: Protocol, s: &Settings) -> ProtocolSettings {
+    let d = ProtocolSettings::default();
+    ProtocolSettings {
+        protocol,
+        thinkthrice: sleuth_game::game::ThinkThriceSettings {
+            rounds_before_clues: s
+                .rounds_before_clues
+                .unwrap_or(d.thinkthrice.rounds_before_clues),
+            rounds_after_clues: s
+                .rounds_after_clues
+                .unwrap_or(d.thinkthrice.rounds_after_clues),
+            initial_questioning: s
+                .initial_questioning
+                .unwrap_or(d.thinkthrice.initial_questioning),
+        },
+        wellplay: sleuth_game::game::WellPlaySettings {
+            rounds: s.rounds.unwrap_or(d.wellplay.rounds),
+            questions_per_round: s
+                .questions_per_round
+                .unwrap_or(d.wellplay.questions_per_round),
+        },
+        mirage: sleuth_game::game::MirageSettings {
+            iterations: s.iterations.unwrap_or(d.mirage.iterations),
+            force_expose: s.force_expose.unwrap_or(d.mirage.force_expose),
+            script_summary_tokens: s
+                .script_summary_tokens
+                .unwrap_or(d.mirage.script_summary_tokens),
+            history_tokens: s.history_tokens.unwrap_or(d.mirage.history_tokens),
+            stage_every: s.stage_every.unwrap_or(d.mirage.stage_every),
+        },
+    }
 }
 
 /// What `sleuth play` refuses, refused for a sweep's game.

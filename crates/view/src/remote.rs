@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use sleuth_cluster::client::Sweeps;
 use sleuth_cluster::proto as pb;
+use sleuth_cluster::transcript::{SinkError, TranscriptSink};
 use sleuth_report::load::TRANSCRIPT_FILE;
 use sleuth_store::{StoreError, TotalsRow};
 
@@ -35,6 +36,15 @@ pub enum MirrorError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<SinkError> for MirrorError {
+    fn from(e: SinkError) -> Self {
+        match e {
+            SinkError::Io { path, source } => MirrorError::Io { path, source },
+            other => MirrorError::Bad(other.to_string()),
+        }
+    }
 }
 
 impl From<tonic::Status> for MirrorError {
@@ -81,13 +91,14 @@ impl Remote {
         self.reachable.load(Ordering::Relaxed)
     }
 
-    /// Fetches game `game`'s transcript into `dir/transcript.jsonl` (written to a file of its own
-    /// and renamed when the last piece is in, so a reader never sees half of it and two requests for
-    /// the same game do not mix their pieces). `false` when the game has no transcript yet.
+    /// Fetches game `game`'s transcript into `dir/transcript.jsonl`, which appears only when the
+    /// last piece is in ([`TranscriptSink`]: a reader never sees half of it, and two requests for the
+    /// same game write separate temporary files). `false` when the game has no transcript yet.
     pub async fn fetch_transcript(&self, game: &str, dir: &Path) -> Result<bool, MirrorError> {
         let mut api = self.api.clone();
         let game_id = game.to_string();
         let dir = dir.to_path_buf();
+        let to = dir.join(TRANSCRIPT_FILE);
         timed(async move {
             let mut stream = api
                 .transcript(pb::TranscriptRequest {
@@ -95,54 +106,11 @@ impl Remote {
                 })
                 .await?
                 .into_inner();
-            let part = dir.join(format!(
-                "{TRANSCRIPT_FILE}.part-{:016x}",
-                rand::random::<u64>()
-            ));
-            let mut file: Option<tokio::fs::File> = None;
-            let mut finished = false;
-            let written = async {
-                use tokio::io::AsyncWriteExt;
-                while let Some(chunk) = stream.message().await? {
-                    if chunk.game_id != game_id || finished {
-                        return Err(MirrorError::Bad(format!(
-                            "a transcript piece of game {:?} while sending {game_id}'s",
-                            chunk.game_id
-                        )));
-                    }
-                    if file.is_none() {
-                        tokio::fs::create_dir_all(&dir).await.map_err(io(&dir))?;
-                        file = Some(tokio::fs::File::create(&part).await.map_err(io(&part))?);
-                    }
-                    if let Some(f) = file.as_mut() {
-                        f.write_all(&chunk.data).await.map_err(io(&part))?;
-                    }
-                    finished = chunk.last;
-                }
-                if let Some(f) = file.as_mut() {
-                    f.flush().await.map_err(io(&part))?;
-                }
-                Ok::<(), MirrorError>(())
+            let mut sink = TranscriptSink::new(&game_id, &to);
+            while let Some(chunk) = stream.message().await? {
+                sink.write(&chunk)?;
             }
-            .await;
-            // Closed before it is renamed or removed.
-            let had_file = file.take().is_some();
-            let outcome = match (written, had_file, finished) {
-                (Err(e), _, _) => Err(e),
-                (Ok(()), false, _) => Ok(false),
-                (Ok(()), true, false) => Err(MirrorError::Bad(format!(
-                    "game {game_id}'s transcript cut short"
-                ))),
-                (Ok(()), true, true) => {
-                    let to = dir.join(TRANSCRIPT_FILE);
-                    tokio::fs::rename(&part, &to).await.map_err(io(&to))?;
-                    Ok(true)
-                }
-            };
-            if had_file && !matches!(outcome, Ok(true)) {
-                let _ = tokio::fs::remove_file(&part).await;
-            }
-            outcome
+            Ok(sink.finish()?)
         })
         .await
     }

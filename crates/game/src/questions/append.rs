@@ -1,7 +1,7 @@
 //! Adding kept questions to a script file: `[[factual]]` tables after the existing ones, the rest of
 //! the file untouched, the result validated and written atomically.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::GenerateError;
 use sleuth_script::{FactualQuestion, Script};
@@ -75,35 +75,12 @@ pub fn append_to_text(original: &str, questions: &[FactualQuestion]) -> Result<S
     Ok(doc.to_string())
 }
 
-/// Writes `text` to a temporary file beside `path` and renames it over `path`, keeping its permissions.
+/// Writes `text` over `path` whole or not at all, keeping its permissions (`sleuth_base::fs`).
 fn write_atomically(path: &Path, text: &str) -> Result<(), GenerateError> {
-    let write_err = |source| GenerateError::Write {
+    sleuth_base::fs::write_atomic(path, text.as_bytes()).map_err(|source| GenerateError::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "script.toml".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(write_err)
+    })
 }
 
 #[cfg(test)]

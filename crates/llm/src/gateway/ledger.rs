@@ -334,10 +334,7 @@ fn rewrite_spill(path: &Path, entries: &[LedgerEntry]) -> std::io::Result<()> {
         text.push_str(&serde_json::to_string(e).map_err(std::io::Error::other)?);
         text.push('\n');
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    sleuth_base::fs::write_atomic(path, text.as_bytes())
 }
 
 async fn write_loop(

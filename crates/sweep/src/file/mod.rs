@@ -374,174 +374,24 @@ impl LoadedSweep {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        let bad = |key: String, message: String| SweepError::Key {
+        let bad = |(key, message): (String, String)| SweepError::Key {
             path: path.to_path_buf(),
             key,
             message,
         };
-        if file.name.trim().is_empty() {
-            return Err(bad("name".into(), "must not be empty".into()));
-        }
-        if file.scripts.is_empty() {
-            return Err(bad("scripts".into(), "lists no script".into()));
-        }
-        match (&file.seeds, file.repeats, file.seed) {
-            (Some(s), _, _) if s.is_empty() => {
-                return Err(bad("seeds".into(), "is empty".into()));
-            }
-            (Some(s), Some(r), _) if r as usize != s.len() => {
-                return Err(bad(
-                    "repeats".into(),
-                    format!(
-                        "is {r} but `seeds` lists {} seeds; give one of them",
-                        s.len()
-                    ),
-                ));
-            }
-            (Some(_), _, Some(_)) => {
-                return Err(bad(
-                    "seed".into(),
-                    "cannot be given with `seeds` (each seed is listed there)".into(),
-                ));
-            }
-            (None, Some(0), _) => return Err(bad("repeats".into(), "must be at least 1".into())),
-            _ => {}
-        }
-        if file.concurrency == Some(0) {
-            return Err(bad("concurrency".into(), "must be at least 1".into()));
-        }
-        if let Some((key, message)) = file.batch.invalid() {
-            return Err(bad(key.into(), message.into()));
-        }
-        for (name, m) in &file.models {
-            if m.batch != Some(true) {
-                continue;
-            }
-            if !file.gateway.cache {
-                return Err(bad(
-                    format!("models.{name}.batch"),
-                    "needs the cache (`gateway.cache = true`): batch answers land in it".into(),
-                ));
-            }
-            if m.provider != "openai" {
-                return Err(bad(
-                    format!("models.{name}.batch"),
-                    format!(
-                        "needs provider `openai` (an endpoint with OpenAI's Batch API), not `{}`",
-                        m.provider
-                    ),
-                ));
-            }
-        }
-        if file.gateway.game_concurrency == Some(0) {
-            return Err(bad(
-                "gateway.game_concurrency".into(),
-                "must be at least 1".into(),
-            ));
-        }
-        let mut axes = Vec::new();
-        for (key, value) in &file.axes {
-            if !SETTING_KEYS.contains(&key.as_str()) {
-                return Err(bad(
-                    format!("axes.{key}"),
-                    format!(
-                        "unknown setting (expected one of {})",
-                        SETTING_KEYS.join(", ")
-                    ),
-                ));
-            }
-            let Some(list) = value.as_array() else {
-                return Err(bad(
-                    format!("axes.{key}"),
-                    "expected a list of values".into(),
-                ));
-            };
-            if list.is_empty() {
-                return Err(bad(format!("axes.{key}"), "lists no value".into()));
-            }
-            let mut values = Vec::new();
-            for (i, v) in list.iter().enumerate() {
-                let mut one = toml::Table::new();
-                one.insert(key.clone(), v.clone());
-                let s: Settings =
-                    toml::Value::Table(one)
-                        .try_into()
-                        .map_err(|e: toml::de::Error| {
-                            bad(format!("axes.{key}[{i}]"), e.message().to_string())
-                        })?;
-                if values.contains(&s) {
-                    return Err(bad(
-                        format!("axes.{key}[{i}]"),
-                        "repeats an earlier value".into(),
-                    ));
-                }
-                values.push(s);
-            }
-            for (i, arm) in file.arms.iter().enumerate() {
-                if arm.set_keys().iter().any(|(k, _)| k == key) {
-                    return Err(bad(
-                        format!("arms[{i}].{key}"),
-                        format!("is also an axis (`axes.{key}`); set it in one place"),
-                    ));
-                }
-            }
-            axes.push((key.clone(), values));
-        }
-        for (name, m) in &file.models {
-            let at = |field: &str| format!("models.{name}.{field}");
-            match m.provider.as_str() {
-                "simulated" | "openai" => {}
-                other => {
-                    return Err(bad(
-                        at("provider"),
-                        format!("unknown provider `{other}` (expected `simulated` or `openai`)"),
-                    ))
-                }
-            }
-            for (field, v) in [
-                ("input_usd_per_mtok", m.input_usd_per_mtok),
-                ("cached_input_usd_per_mtok", m.cached_input_usd_per_mtok),
-                ("output_usd_per_mtok", m.output_usd_per_mtok),
-            ] {
-                if v.is_some_and(|x| x.is_nan() || x < 0.0) {
-                    return Err(bad(at(field), "expected a price ≥ 0".into()));
-                }
-            }
-            if m.input_usd_per_mtok.is_some() != m.output_usd_per_mtok.is_some() {
-                return Err(bad(
-                    at("output_usd_per_mtok"),
-                    "give both input_usd_per_mtok and output_usd_per_mtok, or neither".into(),
-                ));
-            }
-            for (field, v) in [
-                ("rpm", m.rpm),
-                ("tpm", m.tpm),
-                ("max_concurrency", m.max_concurrency),
-            ] {
-                if v == Some(0) {
-                    return Err(bad(
-                        at(field),
-                        "must be at least 1 (leave it out for no limit)".into(),
-                    ));
-                }
-            }
-            if m.context_window.is_some_and(|w| w < 256) {
-                return Err(bad(
-                    at("context_window"),
-                    "expected at least 256 tokens (leave it out to ask the endpoint)".into(),
-                ));
-            }
-        }
+        check_run(&file).map_err(bad)?;
+        let axes = read_axes(&file).map_err(bad)?;
+        check_models(&file).map_err(bad)?;
         if let Some(usd) = file.budget.max_usd {
             if usd.is_nan() || usd < 0.0 {
-                return Err(bad(
+                return Err(bad((
                     "budget.max_usd".into(),
                     "expected an amount ≥ 0".into(),
-                ));
+                )));
             }
         }
         if let Some(t) = &file.tournament {
-            t.check(&file).map_err(|(key, message)| bad(key, message))?;
+            t.check(&file).map_err(bad)?;
         }
         Ok(LoadedSweep {
             path: path.to_path_buf(),
@@ -581,6 +431,174 @@ impl LoadedSweep {
             }
         }
     }
+}
+
+/// A check's failure: the key to name and what was expected.
+type KeyError = (String, String);
+
+/// The run's own settings: name, scripts, seeds, concurrency, batch evaluation.
+fn check_run(file: &SweepFile) -> Result<(), KeyError> {
+    if file.name.trim().is_empty() {
+        return Err(("name".into(), "must not be empty".into()));
+    }
+    if file.scripts.is_empty() {
+        return Err(("scripts".into(), "lists no script".into()));
+    }
+    match (&file.seeds, file.repeats, file.seed) {
+        (Some(s), _, _) if s.is_empty() => {
+            return Err(("seeds".into(), "is empty".into()));
+        }
+        (Some(s), Some(r), _) if r as usize != s.len() => {
+            return Err((
+                "repeats".into(),
+                format!(
+                    "is {r} but `seeds` lists {} seeds; give one of them",
+                    s.len()
+                ),
+            ));
+        }
+        (Some(_), _, Some(_)) => {
+            return Err((
+                "seed".into(),
+                "cannot be given with `seeds` (each seed is listed there)".into(),
+            ));
+        }
+        (None, Some(0), _) => return Err(("repeats".into(), "must be at least 1".into())),
+        _ => {}
+    }
+    if file.concurrency == Some(0) {
+        return Err(("concurrency".into(), "must be at least 1".into()));
+    }
+    if let Some((key, message)) = file.batch.invalid() {
+        return Err((key.into(), message.into()));
+    }
+    for (name, m) in &file.models {
+        if m.batch != Some(true) {
+            continue;
+        }
+        if !file.gateway.cache {
+            return Err((
+                format!("models.{name}.batch"),
+                "needs the cache (`gateway.cache = true`): batch answers land in it".into(),
+            ));
+        }
+        if m.provider != "openai" {
+            return Err((
+                format!("models.{name}.batch"),
+                format!(
+                    "needs provider `openai` (an endpoint with OpenAI's Batch API), not `{}`",
+                    m.provider
+                ),
+            ));
+        }
+    }
+    if file.gateway.game_concurrency == Some(0) {
+        return Err((
+            "gateway.game_concurrency".into(),
+            "must be at least 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The `[axes]` table: each setting's values, checked one by one as an arm's settings would be.
+fn read_axes(file: &SweepFile) -> Result<Vec<(String, Vec<Settings>)>, KeyError> {
+    let mut axes = Vec::new();
+    for (key, value) in &file.axes {
+        if !SETTING_KEYS.contains(&key.as_str()) {
+            return Err((
+                format!("axes.{key}"),
+                format!(
+                    "unknown setting (expected one of {})",
+                    SETTING_KEYS.join(", ")
+                ),
+            ));
+        }
+        let Some(list) = value.as_array() else {
+            return Err((format!("axes.{key}"), "expected a list of values".into()));
+        };
+        if list.is_empty() {
+            return Err((format!("axes.{key}"), "lists no value".into()));
+        }
+        let mut values = Vec::new();
+        for (i, v) in list.iter().enumerate() {
+            let mut one = toml::Table::new();
+            one.insert(key.clone(), v.clone());
+            let s: Settings =
+                toml::Value::Table(one)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| {
+                        (format!("axes.{key}[{i}]"), e.message().to_string())
+                    })?;
+            if values.contains(&s) {
+                return Err((
+                    format!("axes.{key}[{i}]"),
+                    "repeats an earlier value".into(),
+                ));
+            }
+            values.push(s);
+        }
+        for (i, arm) in file.arms.iter().enumerate() {
+            if arm.set_keys().iter().any(|(k, _)| k == key) {
+                return Err((
+                    format!("arms[{i}].{key}"),
+                    format!("is also an axis (`axes.{key}`); set it in one place"),
+                ));
+            }
+        }
+        axes.push((key.clone(), values));
+    }
+    Ok(axes)
+}
+
+/// The models table: providers, prices, limits and context windows.
+fn check_models(file: &SweepFile) -> Result<(), KeyError> {
+    for (name, m) in &file.models {
+        let at = |field: &str| format!("models.{name}.{field}");
+        match m.provider.as_str() {
+            "simulated" | "openai" => {}
+            other => {
+                return Err((
+                    at("provider"),
+                    format!("unknown provider `{other}` (expected `simulated` or `openai`)"),
+                ))
+            }
+        }
+        for (field, v) in [
+            ("input_usd_per_mtok", m.input_usd_per_mtok),
+            ("cached_input_usd_per_mtok", m.cached_input_usd_per_mtok),
+            ("output_usd_per_mtok", m.output_usd_per_mtok),
+        ] {
+            if v.is_some_and(|x| x.is_nan() || x < 0.0) {
+                return Err((at(field), "expected a price ≥ 0".into()));
+            }
+        }
+        if m.input_usd_per_mtok.is_some() != m.output_usd_per_mtok.is_some() {
+            return Err((
+                at("output_usd_per_mtok"),
+                "give both input_usd_per_mtok and output_usd_per_mtok, or neither".into(),
+            ));
+        }
+        for (field, v) in [
+            ("rpm", m.rpm),
+            ("tpm", m.tpm),
+            ("max_concurrency", m.max_concurrency),
+        ] {
+            if v == Some(0) {
+                return Err((
+                    at(field),
+                    "must be at least 1 (leave it out for no limit)".into(),
+                ));
+            }
+        }
+        if m.context_window.is_some_and(|w| w < 256) {
+            return Err((
+                at("context_window"),
+                "expected at least 256 tokens (leave it out to ask the endpoint)".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

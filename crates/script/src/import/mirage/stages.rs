@@ -100,41 +100,8 @@ pub(super) fn read_script(root: &Map<String, Value>, path: &Path) -> Result<Layo
         for (name, fields) in entries {
             let name = name.trim();
             let field = |f: &str| format!("{prefix}{name}.{f}");
-            let i = match cast
-                .0
-                .iter()
-                .position(|d| d.aliases.iter().any(|a| a == name))
-            {
-                Some(i) if !seen.contains(&i) => i,
-                Some(_) => {
-                    return Err(format_error(
-                        path,
-                        &format!("{prefix}{name}"),
-                        "each character once per stage",
-                    ))
-                }
-                None => match cast.find(name, true) {
-                    // A fuller name for a character of an earlier stage not listed under its old name here.
-                    Found::One(i)
-                        if k > 0
-                            && !seen.contains(&i)
-                            && !cast.0[i].aliases.iter().any(|a| here.contains(&a.as_str())) =>
-                    {
-                        let d = &mut cast.0[i];
-                        d.aliases.push(name.to_string());
-                        d.name = name.to_string();
-                        i
-                    }
-                    _ => {
-                        cast.0.push(Draft {
-                            name: name.to_string(),
-                            aliases: vec![name.to_string()],
-                            ..Draft::default()
-                        });
-                        cast.0.len() - 1
-                    }
-                },
-            };
+            let i = place(&mut cast, name, k, &seen, &here)
+                .map_err(|expected| format_error(path, &format!("{prefix}{name}"), expected))?;
             // The reference code reads every character's `Script`: without it there is nothing to play.
             if !fields
                 .keys()
@@ -187,6 +154,48 @@ pub(super) fn read_script(root: &Map<String, Value>, path: &Path) -> Result<Layo
         cast,
         shared,
     })
+}
+
+/// Which character of the cast `name` is at stage `k` (`seen`: the characters this stage has
+/// listed so far; `here`: every name it lists); a new one is added. On failure, what was expected.
+fn place(
+    cast: &mut Cast,
+    name: &str,
+    k: usize,
+    seen: &[usize],
+    here: &[&str],
+) -> Result<usize, &'static str> {
+    Ok(
+        match cast
+            .0
+            .iter()
+            .position(|d| d.aliases.iter().any(|a| a == name))
+        {
+            Some(i) if !seen.contains(&i) => i,
+            Some(_) => return Err("each character once per stage"),
+            None => match cast.find(name, true) {
+                // A fuller name for a character of an earlier stage not listed under its old name here.
+                Found::One(i)
+                    if k > 0
+                        && !seen.contains(&i)
+                        && !cast.0[i].aliases.iter().any(|a| here.contains(&a.as_str())) =>
+                {
+                    let d = &mut cast.0[i];
+                    d.aliases.push(name.to_string());
+                    d.name = name.to_string();
+                    i
+                }
+                _ => {
+                    cast.0.push(Draft {
+                        name: name.to_string(),
+                        aliases: vec![name.to_string()],
+                        ..Draft::default()
+                    });
+                    cast.0.len() - 1
+                }
+            },
+        },
+    )
 }
 
 /// Appends the texts not already present.

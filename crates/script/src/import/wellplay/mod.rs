@@ -18,6 +18,7 @@
 //! The result is not validated here: the caller validates and reports.
 
 mod csv;
+mod questions;
 mod repair;
 mod truth;
 
@@ -25,15 +26,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use self::csv::parse_csv;
+use self::questions::read_questions;
 use self::repair::Log;
 pub use self::repair::Repair;
-use self::truth::{parse_truth, scoring};
+
 use super::{clean_text, ImportError};
 use super::{detect_language, format_error};
-use crate::{
-    letter_index, Category, Character, ChoiceQuestion, Culprits, Role, Script, Truth, Victim,
-};
+use crate::{Character, ChoiceQuestion, Culprits, Role, Script, Truth, Victim};
 
 /// The names of the file of questions for the full-script-access (omniscient) evaluation: the English set
 /// says `FSA.csv`, the Chinese set of the same publisher `GM.csv`.
@@ -161,28 +160,7 @@ pub fn import_logged(dir: &Path, strict: bool) -> Result<Imported, ImportError> 
         })
         .collect();
 
-    let mut choice: Vec<ChoiceQuestion> = Vec::new();
-    let results = dir.join("final_result");
-    for name in &names {
-        let path = results.join(format!("{name}.csv"));
-        choice.extend(read_questions(&path, Some(name), &mut log)?);
-    }
-    let fsa_path = FSA_FILES
-        .iter()
-        .map(|f| results.join(f))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| results.join(FSA_FILES[0]));
-    // The omniscient file repeats the characters' questions: each copy is folded into one unfolded
-    // question of the same content, so a question is counted once; the rest are asked only there.
-    for q in read_questions(&fsa_path, None, &mut log)? {
-        match choice
-            .iter_mut()
-            .find(|c| c.character.is_some() && !c.full_access && same_question(c, &q))
-        {
-            Some(c) => c.full_access = true,
-            None => choice.push(q),
-        }
-    }
+    let choice = read_all_questions(dir, &names, &mut log)?;
 
     let language = detect_language(characters.iter().flat_map(|c| c.acts.iter()));
     let script = Script {
@@ -210,6 +188,37 @@ pub fn import_logged(dir: &Path, strict: bool) -> Result<Imported, ImportError> 
         script,
         repairs: log.repairs,
     })
+}
+
+/// Every character's questions and the omniscient file's, each question once.
+fn read_all_questions(
+    dir: &Path,
+    names: &[String],
+    log: &mut Log,
+) -> Result<Vec<ChoiceQuestion>, ImportError> {
+    let mut choice: Vec<ChoiceQuestion> = Vec::new();
+    let results = dir.join("final_result");
+    for name in names {
+        let path = results.join(format!("{name}.csv"));
+        choice.extend(read_questions(&path, Some(name), log)?);
+    }
+    let fsa_path = FSA_FILES
+        .iter()
+        .map(|f| results.join(f))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| results.join(FSA_FILES[0]));
+    // The omniscient file repeats the characters' questions: each copy is folded into one unfolded
+    // question of the same content, so a question is counted once; the rest are asked only there.
+    for q in read_questions(&fsa_path, None, log)? {
+        match choice
+            .iter_mut()
+            .find(|c| c.character.is_some() && !c.full_access && same_question(c, &q))
+        {
+            Some(c) => c.full_access = true,
+            None => choice.push(q),
+        }
+    }
+    Ok(choice)
 }
 
 /// Groups the victims' spellings into people: `Title(Real Name)` is the person `Real Name`, and also the
@@ -467,247 +476,6 @@ fn as_count(v: &Value) -> Option<u32> {
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
-}
-
-/// Reads one `final_result` CSV into choice questions for `character` (`None` for FSA).
-fn read_questions(
-    path: &Path,
-    character: Option<&str>,
-    log: &mut Log,
-) -> Result<Vec<ChoiceQuestion>, ImportError> {
-    let text = read_text(path)?;
-    let records = parse_csv(&text)
-        .map_err(|e| format_error(path, &format!("line {}", e.line), &e.expected))?;
-    let mut records = records.into_iter();
-    let Some(header) = records.next() else {
-        return Ok(Vec::new());
-    };
-    let header: Vec<String> = header
-        .fields
-        .iter()
-        .map(|h| h.trim().to_ascii_lowercase())
-        .collect();
-    let column = |name: &str| -> Result<usize, ImportError> {
-        header.iter().position(|h| h == name).ok_or_else(|| {
-            format_error(
-                path,
-                &format!("header, column {name}"),
-                &format!("a column `{name}` (columns: value, type, question, a..e, truth)"),
-            )
-        })
-    };
-    let (c_value, c_type, c_question, c_truth) = (
-        column("value")?,
-        column("type")?,
-        column("question")?,
-        column("truth")?,
-    );
-    // Option columns: single letters, in header order.
-    let options: Vec<(usize, &str)> = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.len() == 1 && h.as_bytes()[0].is_ascii_lowercase())
-        .map(|(i, h)| (i, h.as_str()))
-        .collect();
-
-    let mut out = Vec::new();
-    for mut rec in records {
-        if rec.fields.iter().all(|f| f.trim().is_empty()) {
-            continue;
-        }
-        let line = rec.line;
-        let at = |col: &str| format!("row {line}, column {col}");
-        if rec.fields.len() == header.len() + 1
-            && rec.fields.last().is_some_and(|f| f.trim().is_empty())
-        {
-            log.repair(
-                path,
-                Some(line),
-                &(header.len() + 1).to_string(),
-                format!(
-                    "dropped one trailing empty field beyond the header's {}",
-                    header.len()
-                ),
-                &format!(
-                    "at most {} fields, as in the header (found {})",
-                    header.len(),
-                    rec.fields.len()
-                ),
-            )?;
-            rec.fields.pop();
-        }
-        if rec.fields.len() > header.len() {
-            return Err(format_error(
-                path,
-                &format!("row {line}"),
-                &format!(
-                    "at most {} fields, as in the header (found {}; an unquoted comma?)",
-                    header.len(),
-                    rec.fields.len()
-                ),
-            ));
-        }
-        let cell = |i: usize| rec.fields.get(i).map(String::as_str).unwrap_or("");
-        let category = match cell(c_value).trim().to_ascii_lowercase().as_str() {
-            "a" => Category::Objective,
-            "b" => Category::Reasoning,
-            "c" => Category::Relations,
-            other => {
-                return Err(format_error(
-                    path,
-                    &at("value"),
-                    &format!("a, b or c (the question's category), got \"{other}\""),
-                ))
-            }
-        };
-        let multiple = match cell(c_type).trim().to_ascii_lowercase().as_str() {
-            "a" => false,
-            "b" => true,
-            other => {
-                return Err(format_error(
-                    path,
-                    &at("type"),
-                    &format!("a (single choice) or b (multiple choice), got \"{other}\""),
-                ))
-            }
-        };
-        let mut texts: Vec<(&str, String)> = options
-            .iter()
-            .map(|&(i, letter)| (letter, clean_text(cell(i))))
-            .collect();
-        while texts.last().is_some_and(|(_, t)| t.is_empty()) {
-            texts.pop();
-        }
-        let mut truth_cell = cell(c_truth).to_string();
-        // A truth letter written into the option column after an empty one, with the truth column empty:
-        // the letters name options before the gap, so it can only be the truth.
-        let gap = texts.iter().position(|(_, t)| t.is_empty());
-        if let (Some(gap), true) = (gap, truth_cell.trim().is_empty()) {
-            let (letter, last) = texts
-                .last()
-                .map(|(l, t)| (*l, t.clone()))
-                .unwrap_or_default();
-            let before_gap = texts[..gap].len();
-            if parse_truth(&last).is_some_and(|t| {
-                t.iter()
-                    .all(|l| letter_index(l).is_some_and(|k| k < before_gap))
-            }) {
-                log.repair(
-                    path,
-                    Some(line),
-                    letter,
-                    format!("truth \"{last}\" found in option column {letter} after an empty option; moved to column truth"),
-                    "the truth letters in column truth, not in an option column",
-                )?;
-                truth_cell = last;
-                texts.pop();
-                while texts.last().is_some_and(|(_, t)| t.is_empty()) {
-                    texts.pop();
-                }
-            }
-        }
-        // A row one field short whose last field sits in the last option column, the truth column
-        // empty: the row left out its last (empty) option column, so that field is the truth. Read so
-        // only when it is a valid answer, letters naming non-empty options before it; otherwise the
-        // row is refused below for its empty truth, as any row without one.
-        if let (Some(&(col, letter)), true) = (
-            options.last(),
-            truth_cell.trim().is_empty() && rec.fields.len() + 1 == header.len(),
-        ) {
-            let last = cell(col).trim().to_string();
-            let before = texts.len().saturating_sub(1);
-            let valid = col + 1 == rec.fields.len()
-                && texts.last().is_some_and(|(l, _)| *l == letter)
-                && parse_truth(&last).is_some_and(|t| {
-                    t.iter().all(|l| {
-                        letter_index(l).is_some_and(|k| k < before && !texts[k].1.is_empty())
-                    })
-                });
-            if valid {
-                log.repair(
-                    path,
-                    Some(line),
-                    letter,
-                    format!(
-                        "row one field short ({} of {}): its last field \"{last}\" is in option column \
-                         {letter} and column truth is empty; read as the truth, option {letter} empty",
-                        rec.fields.len(),
-                        header.len()
-                    ),
-                    &format!(
-                        "{} fields, as in the header: the truth letters in column truth (found {})",
-                        header.len(),
-                        rec.fields.len()
-                    ),
-                )?;
-                truth_cell = last;
-                texts.pop();
-                while texts.last().is_some_and(|(_, t)| t.is_empty()) {
-                    texts.pop();
-                }
-            }
-        }
-        let truth = parse_truth(&truth_cell).ok_or_else(|| {
-            format_error(
-                path,
-                &at("truth"),
-                &format!(
-                    "one or more option letters (\"a\", \"ab\", \"a,b\"), got \"{truth_cell}\""
-                ),
-            )
-        })?;
-        // Options after an empty option column move back over the gap, when no truth letter names an
-        // option at or after the gap (so what the truth means does not depend on the reading).
-        if let Some(gap) = texts.iter().position(|(_, t)| t.is_empty()) {
-            let letter = texts[gap].0;
-            let unambiguous = truth
-                .iter()
-                .all(|l| letter_index(l).is_some_and(|k| k < gap));
-            if !unambiguous {
-                return Err(format_error(
-                    path,
-                    &at(letter),
-                    "a non-empty option (empty options may only follow the last non-empty one; \
-                     the truth names an option after the gap, so the shift is ambiguous)",
-                ));
-            }
-            log.repair(
-                path,
-                Some(line),
-                letter,
-                format!(
-                    "option column {letter} empty; the options after it moved back one column each"
-                ),
-                "a non-empty option (empty options may only follow the last non-empty one)",
-            )?;
-            texts.retain(|(_, t)| !t.is_empty());
-        }
-        let question = clean_text(cell(c_question));
-        let (rule, picks) = scoring(multiple, &truth, &question, texts.len());
-        let unscored = question.is_empty();
-        if unscored {
-            log.repair(
-                path,
-                Some(line),
-                "question",
-                "blank question text; kept, and out of scoring".to_string(),
-                "a non-empty question text",
-            )?;
-        }
-        out.push(ChoiceQuestion {
-            character: character.map(str::to_string),
-            category,
-            multiple,
-            picks,
-            rule,
-            question,
-            options: texts.into_iter().map(|(_, t)| t).collect(),
-            truth,
-            full_access: false,
-            unscored,
-        });
-    }
-    Ok(out)
 }
 
 /// The path `import` reads a character's JSON from (for messages and tests).

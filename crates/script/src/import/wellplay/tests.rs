@@ -1,7 +1,8 @@
 //! Unit tests of the WellPlay importer and its repair rules, on small synthetic folders.
 
+use super::truth::parse_truth;
 use super::*;
-use crate::ChoiceRule;
+use crate::{Category, ChoiceRule};
 
 #[test]
 fn names_that_would_leave_the_folder_are_refused() {
