@@ -8,13 +8,16 @@
 pub mod cli;
 
 pub use sleuth_base::{backoff, clock, cpu, fs, shutdown, telemetry, text, tls};
+#[cfg(feature = "cluster")]
 pub use sleuth_cluster as cluster;
 pub use sleuth_game::{agent, eval, game, memory, questions, transcript};
 pub use sleuth_llm as llm;
+#[cfg(feature = "mock-llm")]
 pub use sleuth_mockllm as mockllm;
 pub use sleuth_report as report;
 pub use sleuth_script as script;
 pub use sleuth_script::rules;
 pub use sleuth_store as store;
 pub use sleuth_sweep as sweep;
+#[cfg(feature = "view")]
 pub use sleuth_view as view;

@@ -4,9 +4,11 @@
 //! key, pricing table, prompts), so bad input costs nothing. Library errors become one-line messages at
 //! this edge (anyhow).
 
+#[cfg(feature = "cluster")]
 mod cluster;
 mod import;
 mod llm;
+#[cfg(feature = "mock-llm")]
 mod mock_llm;
 mod play;
 mod questions;
@@ -16,6 +18,7 @@ mod script;
 mod stats;
 mod summary;
 mod sweep;
+#[cfg(feature = "view")]
 mod view;
 
 use anyhow::Result;
@@ -25,12 +28,14 @@ use sleuth_base::shutdown::Shutdown;
 
 pub use import::ImportCommand;
 pub use llm::LlmArgs;
+#[cfg(feature = "mock-llm")]
 pub use mock_llm::MockArgs;
 pub use play::PlayArgs;
 pub use questions::{GenerateArgs, QuestionsCommand};
 pub use report::ReportArgs;
 pub use script::{summary, ScriptCommand};
 pub use sweep::SweepCommand;
+#[cfg(feature = "view")]
 pub use view::ViewArgs;
 
 /// sleuth: plays LLM murder-mystery games (Jubensha) and evaluates the agents.
@@ -47,6 +52,7 @@ pub enum Command {
     /// Play one game end to end and evaluate the agents.
     Play(Box<PlayArgs>),
     /// Serve the simulated model over an OpenAI-compatible HTTP API (for tests and load tests).
+    #[cfg(feature = "mock-llm")]
     MockLlm(MockArgs),
     /// Work with script files.
     #[command(subcommand)]
@@ -63,21 +69,29 @@ pub enum Command {
     #[command(subcommand)]
     Sweep(SweepCommand),
     /// Serve a cluster's API and coordinate its workers (state in Redis).
+    #[cfg(feature = "cluster")]
     Coordinator(cluster::CoordinatorArgs),
     /// Play a cluster's games: register with the coordinator and take work from its queue.
+    #[cfg(feature = "cluster")]
     Worker(cluster::WorkerArgs),
     /// Send a sweep file (and the scripts it lists) to a cluster; prints the sweep's id.
+    #[cfg(feature = "cluster")]
     Submit(cluster::SubmitArgs),
     /// Follow a cluster's sweep until it ends.
+    #[cfg(feature = "cluster")]
     Watch(cluster::WatchArgs),
     /// Cancel a cluster's sweep: no game of it starts again.
+    #[cfg(feature = "cluster")]
     Cancel(cluster::CancelArgs),
     /// The workers of a cluster: capacity, load, last heartbeat.
+    #[cfg(feature = "cluster")]
     Workers(cluster::WorkersArgs),
     /// Download a cluster sweep's results to a directory `sleuth report` reads.
+    #[cfg(feature = "cluster")]
     Results(cluster::ResultsArgs),
     /// Browse a run directory in a web browser: sweeps with live progress and cost, each game's
     /// transcript as every character saw it, its evaluation and its model calls.
+    #[cfg(feature = "view")]
     View(ViewArgs),
 }
 
@@ -159,11 +173,17 @@ impl Command {
                 "stopping: starting no new games; the games in flight finish \
                  (Ctrl-C again to stop them now — they continue from the cache next run)",
             ),
+            #[cfg(feature = "cluster")]
             Command::Worker(_) => Some(
                 "stopping: taking no new game; the games in flight finish \
                  (Ctrl-C again to stop now — other workers claim them)",
             ),
-            Command::Coordinator(_) | Command::View(_) | Command::MockLlm(_) => Some(""),
+            #[cfg(feature = "cluster")]
+            Command::Coordinator(_) => Some(""),
+            #[cfg(feature = "view")]
+            Command::View(_) => Some(""),
+            #[cfg(feature = "mock-llm")]
+            Command::MockLlm(_) => Some(""),
             _ => None,
         }
     }
@@ -173,19 +193,28 @@ impl Command {
 pub async fn run(cli: Cli, shutdown: Shutdown) -> Result<()> {
     match cli.command {
         Command::Play(args) => play::run(*args).await,
+        #[cfg(feature = "mock-llm")]
         Command::MockLlm(args) => mock_llm::run(args, shutdown).await,
         Command::Script(cmd) => cmd.run(),
         Command::Questions(QuestionsCommand::Generate(args)) => questions::generate(*args).await,
         Command::Import(cmd) => import::run(cmd),
         Command::Report(args) => report::run(&args),
         Command::Sweep(cmd) => sweep::run(cmd, shutdown).await,
+        #[cfg(feature = "cluster")]
         Command::Coordinator(a) => cluster::coordinator(a, shutdown).await,
+        #[cfg(feature = "cluster")]
         Command::Worker(a) => cluster::worker(a, shutdown).await,
+        #[cfg(feature = "cluster")]
         Command::Submit(a) => cluster::submit(a).await,
+        #[cfg(feature = "cluster")]
         Command::Watch(a) => cluster::watch_cmd(a).await,
+        #[cfg(feature = "cluster")]
         Command::Cancel(a) => cluster::cancel(a).await,
+        #[cfg(feature = "cluster")]
         Command::Workers(a) => cluster::workers(a).await,
+        #[cfg(feature = "cluster")]
         Command::Results(a) => cluster::results(a).await,
+        #[cfg(feature = "view")]
         Command::View(a) => view::run(a, shutdown).await,
     }
 }

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::completion::{complete, unix_now};
 use super::error::ApiError;
-use super::Shared;
+use super::MockState;
 
 /// The batches and files the mock holds (in memory, for its life).
 #[derive(Default)]
@@ -75,7 +75,7 @@ fn not_found(what: &str, id: &str) -> ApiError {
 
 /// `POST /v1/files` (multipart: `file`, `purpose`).
 pub(super) async fn upload(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     mut form: Multipart,
 ) -> Result<Json<Value>, ApiError> {
     let mut bytes = None;
@@ -128,7 +128,7 @@ fn poisoned() -> ApiError {
 
 /// `GET /v1/files/{id}`.
 pub(super) async fn file(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let st = shared.batches.lock().map_err(|_| poisoned())?;
@@ -140,7 +140,7 @@ pub(super) async fn file(
 
 /// `GET /v1/files/{id}/content`.
 pub(super) async fn content(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     Path(id): Path<String>,
 ) -> Result<Vec<u8>, ApiError> {
     let st = shared.batches.lock().map_err(|_| poisoned())?;
@@ -152,7 +152,7 @@ pub(super) async fn content(
 
 /// `POST /v1/batches`.
 pub(super) async fn create(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let input = body
@@ -194,7 +194,7 @@ pub(super) async fn create(
 
 /// `GET /v1/batches/{id}`: runs the batch first if its delay has passed.
 pub(super) async fn retrieve(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let mut st = shared.batches.lock().map_err(|_| poisoned())?;
@@ -212,7 +212,7 @@ pub(super) async fn retrieve(
 }
 
 /// `GET /v1/batches`: every batch, newest first, in one page.
-pub(super) async fn list(State(shared): State<Arc<Shared>>) -> Result<Json<Value>, ApiError> {
+pub(super) async fn list(State(shared): State<Arc<MockState>>) -> Result<Json<Value>, ApiError> {
     let st = shared.batches.lock().map_err(|_| poisoned())?;
     let data: Vec<Value> = st.batches.iter().rev().map(MockBatch::json).collect();
     Ok(Json(
@@ -222,7 +222,7 @@ pub(super) async fn list(State(shared): State<Arc<Shared>>) -> Result<Json<Value
 
 /// `POST /v1/batches/{id}/cancel`.
 pub(super) async fn cancel(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let mut st = shared.batches.lock().map_err(|_| poisoned())?;
@@ -238,7 +238,7 @@ pub(super) async fn cancel(
 }
 
 /// Answers a batch's lines and writes its files.
-fn run(shared: &Shared, st: &mut BatchState, i: usize) {
+fn run(shared: &MockState, st: &mut BatchState, i: usize) {
     let input = st
         .files
         .get(&st.batches[i].input_file_id)

@@ -9,12 +9,12 @@ use serde_json::{json, Value};
 use super::dialect;
 use super::error::ApiError;
 use super::request::{check_model, parse_chat_request, ParsedChat};
-use super::Shared;
+use super::MockState;
 use sleuth_llm::{simulated, tokens, TokenLogprob, TokenUsage};
 
 /// The simulated model's `chat.completion` for a request body, and its usage: what a live request
 /// and a batch line are both answered with.
-pub(super) fn complete(shared: &Shared, body: &[u8]) -> Result<(Value, TokenUsage), ApiError> {
+pub(super) fn complete(shared: &MockState, body: &[u8]) -> Result<(Value, TokenUsage), ApiError> {
     let ParsedChat { req, limit } = parse_chat_request(body, shared.config.dialect)
         .and_then(|p| check_model(&shared.config.models, &p.req.model).map(|()| p))
         .inspect_err(|_| shared.count_refused())?;

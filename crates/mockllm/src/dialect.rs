@@ -26,7 +26,7 @@ use axum::http::StatusCode;
 use serde_json::{json, Map, Value};
 
 use super::error::ApiError;
-use super::Shared;
+use super::MockState;
 use sleuth_llm::PROMPT_SCHEMA_MARKER;
 use sleuth_llm::{tokens, ChatRequest, ChatResponse, ChatRole, Message, ResponseSchema};
 
@@ -182,7 +182,7 @@ pub(super) fn run_on(req: &ChatRequest, mut resp: ChatResponse) -> ChatResponse 
     resp
 }
 
-impl Shared {
+impl MockState {
     /// The context window: a request whose prompt and completion limit do not fit is refused with
     /// HTTP 400 and OpenAI's `context_length_exceeded` message (llama-cpp-python answers the same).
     /// Counted as refused.

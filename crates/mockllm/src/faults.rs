@@ -14,7 +14,7 @@ use rand::Rng;
 use tokio::sync::SemaphorePermit;
 
 use super::error::ApiError;
-use super::{Shared, MALFORMED_REPLY};
+use super::{MockState, MALFORMED_REPLY};
 use sleuth_llm::{tokens, ChatRequest, ChatResponse, TokenUsage};
 
 /// An injected failure.
@@ -24,7 +24,7 @@ pub(super) enum Fault {
     ServerError,
 }
 
-impl Shared {
+impl MockState {
     /// Fault 1: the concurrency limit. The permit (if any) must be held until the answer is built.
     pub(super) fn admit(&self) -> Result<Option<SemaphorePermit<'_>>, ApiError> {
         let Some(limiter) = &self.limiter else {
@@ -168,9 +168,9 @@ mod tests {
             fault_seed: 11,
             ..MockConfig::default()
         };
-        let draws = |shared: &Shared| (0..64).map(|_| shared.draw_fault()).collect::<Vec<_>>();
-        let a = draws(&Shared::new(config.clone()));
-        assert_eq!(a, draws(&Shared::new(config)));
+        let draws = |shared: &MockState| (0..64).map(|_| shared.draw_fault()).collect::<Vec<_>>();
+        let a = draws(&MockState::new(config.clone()));
+        assert_eq!(a, draws(&MockState::new(config)));
         assert!(a.contains(&None) && a.contains(&Some(Fault::RateLimited)));
         assert!(a.contains(&Some(Fault::ServerError)));
     }
@@ -182,12 +182,12 @@ mod tests {
             fault_seed: 5,
             ..MockConfig::default()
         };
-        let draws = |shared: &Shared| (0..64).map(|_| shared.draw_jitter()).collect::<Vec<_>>();
-        let a = draws(&Shared::new(config.clone()));
-        assert_eq!(a, draws(&Shared::new(config)), "same seed, same waits");
+        let draws = |shared: &MockState| (0..64).map(|_| shared.draw_jitter()).collect::<Vec<_>>();
+        let a = draws(&MockState::new(config.clone()));
+        assert_eq!(a, draws(&MockState::new(config)), "same seed, same waits");
         assert!(a.iter().all(|d| *d <= Duration::from_millis(30)));
         assert!(a.iter().any(|d| *d != a[0]), "the waits vary");
-        let none = Shared::new(MockConfig::default());
+        let none = MockState::new(MockConfig::default());
         assert_eq!(none.draw_jitter(), Duration::ZERO);
     }
 }

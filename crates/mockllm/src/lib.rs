@@ -204,7 +204,7 @@ pub enum MockError {
 pub struct MockServer {
     /// The bound address (the real port when started on port 0).
     pub addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<MockState>,
     stop: oneshot::Sender<()>,
     task: JoinHandle<std::io::Result<()>>,
 }
@@ -232,7 +232,7 @@ impl MockServer {
             addr: listen,
             source,
         })?;
-        let shared = Arc::new(Shared::new(config));
+        let shared = Arc::new(MockState::new(config));
         let app = routes::router(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
         // TCP_NODELAY on every accepted socket: with Nagle's algorithm a small response can wait for the
@@ -278,7 +278,7 @@ impl MockServer {
 }
 
 /// State shared by all handlers.
-struct Shared {
+struct MockState {
     config: MockConfig,
     counters: Counters,
     /// A std mutex is the right lock here: the critical section is one or two RNG draws and is never
@@ -289,9 +289,9 @@ struct Shared {
     batches: Mutex<batches::BatchState>,
 }
 
-impl Shared {
+impl MockState {
     fn new(config: MockConfig) -> Self {
-        Shared {
+        MockState {
             counters: Counters::default(),
             faults: Mutex::new(ChaCha8Rng::seed_from_u64(config.fault_seed)),
             limiter: config.max_concurrency.map(Semaphore::new),

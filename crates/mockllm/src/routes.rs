@@ -16,7 +16,7 @@ use super::completion::complete;
 use super::dialect;
 use super::error::ApiError;
 use super::request::parse_object;
-use super::{MockStats, Shared};
+use super::{MockState, MockStats};
 use sleuth_base::text;
 use sleuth_llm::tokens;
 
@@ -24,7 +24,7 @@ use sleuth_llm::tokens;
 /// large embedding batches; the server is local, so there is no abuse to guard against.
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
 
-pub(super) fn router(shared: Arc<Shared>) -> Router {
+pub(super) fn router(shared: Arc<MockState>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/embeddings", post(embeddings))
@@ -45,7 +45,7 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
 }
 
 async fn chat_completions(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -62,7 +62,7 @@ async fn chat_completions(
 }
 
 async fn embeddings(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<MockState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -150,7 +150,7 @@ async fn embeddings(
     Ok(Json(answer))
 }
 
-async fn list_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
+async fn list_models(State(shared): State<Arc<MockState>>) -> Json<Value> {
     let data: Vec<Value> = shared
         .config
         .models
@@ -172,7 +172,7 @@ async fn list_models(State(shared): State<Arc<Shared>>) -> Json<Value> {
 }
 
 /// Sleuth's own endpoint (not part of OpenAI's API): the totals so far.
-async fn stats(State(shared): State<Arc<Shared>>) -> Json<MockStats> {
+async fn stats(State(shared): State<Arc<MockState>>) -> Json<MockStats> {
     Json(shared.counters.snapshot())
 }
 

@@ -103,13 +103,17 @@ pub fn render(fig: &Figure, dir: &Path) -> Result<Rendered, ReportError> {
     })?;
     let png_path = if font().is_ok() {
         let path = dir.join(format!("{}.png", fig.id));
+        // Drawn into memory and encoded with `png`: plotters' own file output would bring the whole
+        // `image` crate into the build for one encoder (docs/benchmarks.md, *Build*).
+        let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
         {
-            let root = BitMapBackend::new(&path, size).into_drawing_area();
+            let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
             draw_all(&root, fig).map_err(|message| ReportError::Plot {
                 path: path.clone(),
                 message,
             })?;
         }
+        write_png(&path, size, &rgb)?;
         Some(path)
     } else {
         None
@@ -118,6 +122,26 @@ pub fn render(fig: &Figure, dir: &Path) -> Result<Rendered, ReportError> {
         svg_path,
         svg,
         png_path,
+    })
+}
+
+/// Writes an 8-bit RGB image as a PNG file.
+fn write_png(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Result<(), ReportError> {
+    let plot_err = |e: png::EncodingError| ReportError::Plot {
+        path: path.to_path_buf(),
+        message: format!("encoding the PNG: {e}"),
+    };
+    let mut bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bytes, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header().map_err(plot_err)?;
+        writer.write_image_data(rgb).map_err(plot_err)?;
+    }
+    std::fs::write(path, &bytes).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
     })
 }
 

@@ -12,7 +12,7 @@ use super::auth::Token;
 use super::db::ReadError;
 use super::source::Source;
 use super::tables::ReportView;
-use super::totals::{Live, Shared};
+use super::totals::{Live, SharedLive};
 
 /// The header a list fragment names its continuation in.
 pub const NEXT: &str = "x-next";
@@ -29,7 +29,7 @@ pub type Reports = Arc<Mutex<HashMap<String, (u64, Arc<ReportView>)>>>;
 pub struct AppState {
     pub source: Source,
     pub token: Token,
-    pub live: Shared,
+    pub live: SharedLive,
     /// The templates, or why they did not compile (a bug in the build, which a unit test catches:
     /// every page then answers with it rather than the server panicking).
     pub env: Arc<Result<Environment<'static>, String>>,

@@ -116,8 +116,8 @@ impl Live {
     }
 }
 
-/// Shared between the refresher and the handlers.
-pub type Shared = Arc<RwLock<Arc<Live>>>;
+/// SharedLive between the refresher and the handlers.
+pub type SharedLive = Arc<RwLock<Arc<Live>>>;
 
 /// A group of ledger rows summed by SQL.
 struct Group {
@@ -285,7 +285,7 @@ pub fn lock_held(source: &Source) -> bool {
 
 /// Starts the task that refreshes `live` every [`REFRESH`] (a folder of games has no store: nothing to
 /// refresh). It ends when `stop` drains.
-pub fn spawn_refresh(source: Source, live: Shared, stop: sleuth_base::shutdown::Shutdown) {
+pub fn spawn_refresh(source: Source, live: SharedLive, stop: sleuth_base::shutdown::Shutdown) {
     let Some(db) = source.db.clone() else {
         return;
     };

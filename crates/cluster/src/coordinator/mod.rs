@@ -144,7 +144,7 @@ fn now_ms() -> u64 {
 
 /// What both services share: handles on Redis, nothing else.
 #[derive(Clone)]
-struct Shared {
+struct RedisHandles {
     store: RedisStore,
     queue: WorkQueue,
     workers_key: String,
@@ -184,7 +184,7 @@ fn queue_status(e: super::queue::QueueError) -> Status {
     Status::unavailable(message)
 }
 
-impl Shared {
+impl RedisHandles {
     async fn workers(&self) -> Result<Vec<(String, WorkerRecord)>, Status> {
         let mut con = self.store.connection();
         let all: HashMap<String, String> = redis::cmd("HGETALL")
@@ -279,8 +279,8 @@ impl Shared {
     }
 }
 
-struct SweepsService(Shared);
-struct WorkersService(Shared);
+struct SweepsService(RedisHandles);
+struct WorkersService(RedisHandles);
 
 type ProgressStream = Pin<Box<dyn Stream<Item = Result<pb::Progress, Status>> + Send>>;
 type ResultStream = Pin<Box<dyn Stream<Item = Result<pb::ResultsPart, Status>> + Send>>;
@@ -493,7 +493,7 @@ impl Sweeps for SweepsService {
 }
 
 /// Queues every game of `sweep` that is neither done nor failed and has no entry yet.
-async fn queue_unfinished(s: &Shared, sweep: &str) -> Result<usize, Status> {
+async fn queue_unfinished(s: &RedisHandles, sweep: &str) -> Result<usize, Status> {
     let entries: Vec<GameEntry> = s
         .store
         .games(sweep)
@@ -595,7 +595,7 @@ impl Workers for WorkersService {
 }
 
 /// One pass of the coordinator's loop (see the module documentation).
-async fn reconcile(s: &Shared, tick: u64) -> Result<(), ClusterError> {
+async fn reconcile(s: &RedisHandles, tick: u64) -> Result<(), ClusterError> {
     let sweeps = s.store.sweeps().await?;
     let cancelled = sweeps
         .iter()
@@ -674,7 +674,7 @@ pub async fn serve(cfg: CoordinatorConfig, shutdown: Shutdown) -> Result<(), Clu
     cfg.check()?;
     let store = RedisStore::connect(&cfg.redis, &cfg.namespace).await?;
     let queue = WorkQueue::open(store.connection(), &cfg.namespace).await?;
-    let shared = Shared {
+    let shared = RedisHandles {
         workers_key: format!("{}workers", store.prefix()),
         store,
         queue,

@@ -5,7 +5,7 @@
 
 use tonic::{Response, Status};
 
-use super::{store_status, ChunkStream, ResultStream, Shared};
+use super::{store_status, ChunkStream, RedisHandles, ResultStream};
 use crate::proto as pb;
 use crate::TRANSCRIPT_CHUNK;
 use sleuth_store::{GameState, Store, SweepRecord, TotalsRow};
@@ -61,7 +61,7 @@ fn sweep_summary(r: SweepRecord, progress: pb::Progress, rows: Vec<TotalsRow>) -
 /// `Results`: the sweep's games (or the ones `req` names), each with its result unless asked
 /// without, then its transcript in pieces when asked; streamed one game at a time.
 pub(super) async fn results(
-    s: Shared,
+    s: RedisHandles,
     req: pb::ResultsRequest,
 ) -> Result<Response<ResultStream>, Status> {
     if s.store
@@ -150,7 +150,7 @@ pub(super) async fn results(
 }
 
 /// `ListSweeps`: every sweep with its record, its progress and its ledger summed.
-pub(super) async fn list_sweeps(s: &Shared) -> Result<pb::ListSweepsResponse, Status> {
+pub(super) async fn list_sweeps(s: &RedisHandles) -> Result<pb::ListSweepsResponse, Status> {
     let records = s.store.sweeps().await.map_err(store_status)?;
     let mut sweeps = Vec::with_capacity(records.len());
     for r in records {
@@ -161,7 +161,10 @@ pub(super) async fn list_sweeps(s: &Shared) -> Result<pb::ListSweepsResponse, St
 }
 
 /// `Transcript`: one game's transcript in pieces (none for a game that has none yet).
-pub(super) async fn transcript(s: &Shared, game: String) -> Result<Response<ChunkStream>, Status> {
+pub(super) async fn transcript(
+    s: &RedisHandles,
+    game: String,
+) -> Result<Response<ChunkStream>, Status> {
     if s.store.game(&game).await.map_err(store_status)?.is_none() {
         return Err(Status::not_found(format!("no game `{game}`")));
     }

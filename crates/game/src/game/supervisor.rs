@@ -48,7 +48,7 @@ pub enum GameMsg {
 pub struct GameActor;
 
 /// Its state: the children and, until the game ends, the caller's reply channel.
-pub struct GameState {
+pub struct GameTree {
     args: Option<GameArgs>,
     host: ActorRef<HostMsg>,
     evaluator: ActorRef<EvaluatorMsg>,
@@ -60,14 +60,14 @@ pub struct GameState {
 
 impl Actor for GameActor {
     type Msg = GameMsg;
-    type State = GameState;
+    type State = GameTree;
     type Arguments = GameArgs;
 
     async fn pre_start(
         &self,
         me: ActorRef<Self::Msg>,
         args: GameArgs,
-    ) -> Result<GameState, ActorProcessingErr> {
+    ) -> Result<GameTree, ActorProcessingErr> {
         let cell = me.get_cell();
         let mut names = BTreeMap::new();
         let mut children = Vec::new();
@@ -146,7 +146,7 @@ impl Actor for GameActor {
         children.push(evaluator.get_cell());
         me.send_message(GameMsg::Run)?;
         metrics::gauge!(tm::GAMES_IN_FLIGHT).increment(1.0);
-        Ok(GameState {
+        Ok(GameTree {
             args: Some(args),
             host,
             evaluator,
@@ -160,7 +160,7 @@ impl Actor for GameActor {
         &self,
         me: ActorRef<Self::Msg>,
         msg: GameMsg,
-        st: &mut GameState,
+        st: &mut GameTree,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             GameMsg::Run => {
@@ -191,7 +191,7 @@ impl Actor for GameActor {
         &self,
         me: ActorRef<Self::Msg>,
         evt: SupervisionEvent,
-        st: &mut GameState,
+        st: &mut GameTree,
     ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ActorFailed(who, err) = evt {
             let name = st
@@ -219,7 +219,7 @@ impl Actor for GameActor {
     }
 }
 
-fn stop_all(st: &GameState, me: &ActorRef<GameMsg>) {
+fn stop_all(st: &GameTree, me: &ActorRef<GameMsg>) {
     for c in &st.children {
         c.stop(None);
     }
@@ -245,7 +245,7 @@ fn finish(
 }
 
 async fn run(
-    st: &GameState,
+    st: &GameTree,
     args: &GameArgs,
     transcript: Transcript,
 ) -> Result<GameResult, GameError> {

@@ -162,7 +162,7 @@ pub struct GatewayParts {
 }
 
 /// What every request task shares: the layers of the pipeline, in order.
-pub(crate) struct Shared {
+pub(crate) struct Layers {
     router: Router,
     pricing: Pricing,
     config: GatewayConfig,
@@ -175,9 +175,9 @@ pub(crate) struct Shared {
     prefixes: prefix::PrefixTracker,
 }
 
-impl Shared {
-    fn new(parts: GatewayParts) -> Arc<Shared> {
-        Arc::new(Shared {
+impl Layers {
+    fn new(parts: GatewayParts) -> Arc<Layers> {
+        Arc::new(Layers {
             router: parts.router,
             pricing: parts.pricing,
             config: parts.config,
@@ -197,11 +197,11 @@ pub struct GatewayActor;
 
 /// The state a gateway actor (and every restart of it) runs over.
 #[derive(Clone)]
-pub struct GatewayState(Arc<Shared>);
+pub struct GatewayState(Arc<Layers>);
 
 impl GatewayState {
     pub fn new(parts: GatewayParts) -> GatewayState {
-        GatewayState(Shared::new(parts))
+        GatewayState(Layers::new(parts))
     }
 }
 

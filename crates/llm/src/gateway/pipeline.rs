@@ -42,7 +42,7 @@ use super::retry::{after_failure, timed, Next, Target};
 use super::router::Route;
 use super::{requests, structured};
 use super::{
-    ChatOutcome, EmbedOutcome, LlmError, Reservation, Shared, SharedError, SharedReservation,
+    ChatOutcome, EmbedOutcome, Layers, LlmError, Reservation, SharedError, SharedReservation,
     SharedSlot, Spent,
 };
 use crate::batch::Deferral;
@@ -55,7 +55,7 @@ static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallS
 
 /// One chat request, re-asked until its reply parses or the re-asks run out.
 pub(super) async fn chat(
-    shared: &Shared,
+    shared: &Layers,
     original: &ChatRequest,
     tags: &CallTags,
     scope: Option<&CallScope>,
@@ -174,7 +174,7 @@ fn too_long(
 
 /// One answer to `req`: from the cache, or live (layers 2–4).
 async fn answer(
-    shared: &Shared,
+    shared: &Layers,
     route: &Route,
     req: &ChatRequest,
     tags: &CallTags,
@@ -326,7 +326,7 @@ impl Held<'_> {
 
 /// Waits for everything one attempt needs before its request goes out (see [`Held`]).
 async fn hold<'s>(
-    shared: &'s Shared,
+    shared: &'s Layers,
     route: &Route,
     model: &str,
     tags: &CallTags,
@@ -372,7 +372,7 @@ async fn hold<'s>(
 
 /// Waits for `model`'s shared RPM/TPM, if there are shared limits; an error ends the call.
 async fn admit_shared(
-    shared: &Shared,
+    shared: &Layers,
     model: &str,
     tokens: u64,
     tags: &CallTags,
@@ -390,7 +390,7 @@ async fn admit_shared(
 /// what it holds until it settles. `rate_tokens` is the request's estimate for the TPM limit.
 #[allow(clippy::too_many_arguments)]
 async fn attempts<'s, T, F, Fut>(
-    shared: &'s Shared,
+    shared: &'s Layers,
     route: &Route,
     model: &str,
     tags: &CallTags,
@@ -475,7 +475,7 @@ fn shared_error(tags: &CallTags, e: SharedError) -> LlmError {
 /// A call answered from the cache: the game's usage gets the call's tokens at list price (a game's
 /// cost does not depend on whether it was replayed), the ledger and metrics a $0 hit.
 fn served_from_cache(
-    shared: &Shared,
+    shared: &Layers,
     model: &str,
     tags: &CallTags,
     scope: &CallScope,
@@ -496,7 +496,7 @@ fn served_from_cache(
 }
 
 /// Failed attempts that were retried, in the ledger (providers bill none of them).
-fn record_retries(shared: &Shared, model: &str, tags: &CallTags, scope: &CallScope, n: u64) {
+fn record_retries(shared: &Layers, model: &str, tags: &CallTags, scope: &CallScope, n: u64) {
     if let Some(l) = &shared.ledger {
         for _ in 0..n {
             l.record(scope.entry(
@@ -516,7 +516,7 @@ fn record_retries(shared: &Shared, model: &str, tags: &CallTags, scope: &CallSco
 /// about and the answer still goes back: losing a replay is better than losing the game.
 #[allow(clippy::too_many_arguments)]
 async fn record_live(
-    shared: &Shared,
+    shared: &Layers,
     model: &str,
     tags: &CallTags,
     scope: &CallScope,
@@ -587,7 +587,7 @@ fn keep_request(store: Arc<dyn Store>, key: cache::Key, req: &ChatRequest) {
 /// Stage 3 for a chat request: the provider's answer, how long its request took, and what it holds.
 #[allow(clippy::too_many_arguments)]
 async fn call_provider<'s>(
-    shared: &'s Shared,
+    shared: &'s Layers,
     route: &Route,
     req: &ChatRequest,
     model_id: &str,
@@ -624,7 +624,7 @@ async fn call_provider<'s>(
 
 /// Stage 4: what the answer cost, added to the call's usage and to metrics.
 fn account_answer(
-    shared: &Shared,
+    shared: &Layers,
     req: &ChatRequest,
     response: &ChatResponse,
     latency: Duration,
@@ -668,7 +668,7 @@ fn finish(
 
 /// One embedding request through the same layers.
 pub(super) async fn embed(
-    shared: &Shared,
+    shared: &Layers,
     model: &str,
     inputs: &[String],
     tags: &CallTags,
