@@ -334,7 +334,8 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
         .await
         .map_err(rpc_error)?
         .into_inner();
-    let games = a.out.join("games");
+    let run_dir = sleuth_store::RunDir::new(&a.out);
+    let games = run_dir.games();
     std::fs::create_dir_all(&games)
         .with_context(|| format!("cannot create {}", games.display()))?;
     let (mut written, mut total) = (0u64, 0u64);
@@ -365,10 +366,10 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
                         g.game_id
                     );
                 }
-                let dir = games.join(&g.game_id);
+                let dir = run_dir.game(&g.game_id).dir;
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
-                let p = dir.join("result.json");
+                let p = sleuth_store::rundir::GameFiles::in_dir(&dir).result;
                 sleuth_base::fs::write_atomic(&p, g.result_json.as_bytes())
                     .with_context(|| format!("cannot write {}", p.display()))?;
                 written += 1;
@@ -378,8 +379,12 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
                 let t = match transcript.as_mut() {
                     Some(t) => t,
                     None => match &last_game {
-                        Some((id, dir)) if *id == c.game_id => transcript
-                            .insert(TranscriptSink::new(id, &dir.join("transcript.jsonl"))),
+                        Some((id, dir)) if *id == c.game_id => {
+                            transcript.insert(TranscriptSink::new(
+                                id,
+                                &sleuth_store::rundir::GameFiles::in_dir(dir).transcript,
+                            ))
+                        }
                         _ => bail!(
                             "the coordinator sent a transcript piece of game {:?} out of order",
                             c.game_id

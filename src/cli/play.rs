@@ -181,7 +181,7 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     });
     let config = GameConfig {
         game_id: format!("{}-{arm}-s{}", slug(&script.title), spec.seed),
-        transcript_path: Some(out.join("transcript.jsonl")),
+        transcript_path: Some(sleuth_store::rundir::GameFiles::in_dir(&out).transcript),
         progress: progress.clone(),
         call_concurrency: a.call_concurrency.max(1),
         ..spec.config()
@@ -234,10 +234,12 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     let result = result.with_context(|| {
         format!(
             "game failed (the transcript so far is in {})",
-            out.join("transcript.jsonl").display()
+            sleuth_store::rundir::GameFiles::in_dir(&out)
+                .transcript
+                .display()
         )
     })?;
-    let path = out.join("result.json");
+    let path = sleuth_store::rundir::GameFiles::in_dir(&out).result;
     std::fs::write(&path, serde_json::to_string_pretty(&result)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
     super::summary::print_summary(&result, &out);

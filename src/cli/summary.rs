@@ -141,7 +141,11 @@ pub(super) fn print_summary(r: &GameResult, out: &Path) {
     }
     println!(
         "Wrote {} and {}",
-        out.join("transcript.jsonl").display(),
-        out.join("result.json").display()
+        sleuth_store::rundir::GameFiles::in_dir(out)
+            .transcript
+            .display(),
+        sleuth_store::rundir::GameFiles::in_dir(out)
+            .result
+            .display()
     );
 }

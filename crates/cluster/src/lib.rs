@@ -1,5 +1,9 @@
 //! The cluster: one sweep over many nodes (issue 12, `docs/cluster.md`).
 //!
+//! Layer 5 (docs/architecture.md, *Crates*): it may use base, store, llm, sweep and proto; it knows
+//! nothing of the viewer or the report, and the gateway knows it only through the `SharedLimits`
+//! trait.
+//!
 //! The public API and the worker protocol are gRPC services generated from `proto/sleuth/v1/`
 //! ([`proto`]); every request carries a bearer token ([`auth`]). The work itself and everything durable
 //! live in Redis, so losing any process costs only time: the [`coordinator`] answers the API and keeps

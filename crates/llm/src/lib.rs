@@ -1,5 +1,8 @@
 //! Everything between sleuth and a language model: request types, providers, the gateway, token
 //! counting and pricing.
+//!
+//! Layer 2 (docs/architecture.md, *Crates*): it may use base and store; it knows nothing of games,
+//! sweeps or clusters (a cluster's limits plug in through `SharedLimits`).
 
 pub mod batch;
 pub mod batch_worker;

@@ -1,5 +1,8 @@
 //! `sleuth mock-llm`: an OpenAI-compatible HTTP server in front of the simulated model.
 //!
+//! Layer 3 (docs/architecture.md, *Crates*): it may use base, llm (the simulated model) and game;
+//! nothing of sleuth runs it but tests, benchmarks and `sleuth mock-llm`.
+//!
 //! Why it exists: the in-process [`sleuth_llm::SimulatedProvider`] skips everything between sleuth and a
 //! real endpoint — async-openai's request building and response decoding, connection pooling, HTTP error
 //! statuses and their Retry-After headers, the gateway's retry loop. Integration and load tests point the

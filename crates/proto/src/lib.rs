@@ -1,4 +1,6 @@
 //! The code `build.rs` generates from `proto/sleuth/v1/*.proto`: messages, clients and servers.
+//!
+//! Layer 4 (docs/architecture.md, *Crates*): generated code only; it depends on no sleuth crate.
 #![allow(missing_docs, clippy::all, clippy::pedantic, unreachable_pub)]
 
 tonic::include_proto!("sleuth.v1");

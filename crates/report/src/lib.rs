@@ -1,5 +1,8 @@
 //! `sleuth report`: the papers' tables and figures from finished games.
 //!
+//! Layer 5 (docs/architecture.md, *Crates*): it may use script, store, llm, game and sweep; it
+//! reads finished games and knows nothing of the cluster or the viewer.
+//!
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
 //! and Figures 4 and 5 (Table 4's module ablation for every protocol that runs the modules), PLAYER*

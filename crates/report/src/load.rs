@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use super::ReportError;
 use sleuth_game::game::GameResult;
 
-/// The file `sleuth play --out DIR` writes its result to.
-pub const RESULT_FILE: &str = "result.json";
-/// The event log written beside it.
-pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
+/// The file `sleuth play --out DIR` writes its result to, and the event log beside it (named by the
+/// run directory's layout, `sleuth_store::rundir`).
+pub use sleuth_store::rundir::{RESULT_FILE, TRANSCRIPT_FILE};
 
 /// One finished game.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,8 @@
 //! Scripts: the canonical model, loading, validation, and importers of the public datasets.
 //!
+//! Layer 1 (docs/architecture.md, *Crates*): it may use base only; it knows nothing of models,
+//! games or stores.
+//!
 //! A script is a TOML file (format in `docs/script-format.md`). Loading parses and then validates the whole
 //! file, so a bad script is refused with every problem named (file, field path, expectation) before a
 //! single token is spent.

@@ -1,6 +1,9 @@
 //! The store: everything a sweep keeps that must outlive the process — the sweep, its games and their
 //! states, results, the content-addressed cache of model calls, and the ledger of every call.
 //!
+//! Layer 1 (docs/architecture.md, *Crates*): it depends on no sleuth crate; it knows rows and
+//! files, never games, models or sweeps as types.
+//!
 //! One trait, [`Store`], with one implementation per place a sweep can live: [`SqliteStore`], a
 //! SQLite file in the run directory (one node; users open it with `sqlite3` or pandas — the schema is
 //! in `docs/sweeps.md`), and [`RedisStore`], the shared state of a cluster (its key layout is in

@@ -1,5 +1,8 @@
 //! Sweeps: thousands of games from one file, on one node, surviving interruptions.
 //!
+//! Layer 4 (docs/architecture.md, *Crates*): it may use base, script, store, llm and game; it knows
+//! nothing of the cluster (which builds on it), the report or the viewer.
+//!
 //! - [`file`]: the sweep file (TOML) and its checks;
 //! - [`plan`]: arms × scripts × repeats expanded into games, each a `GameSpec` with a stable id;
 //! - [`tournament`]: the `[tournament]` section — models against each other, every ordered pair;

@@ -104,7 +104,7 @@ impl SweepRuntime {
 
     /// The directory of a game's transcript and result.
     pub fn game_dir(&self, id: &str) -> PathBuf {
-        self.parts.out.join("games").join(id)
+        sleuth_store::RunDir::new(&self.parts.out).game(id).dir
     }
 
     /// Plays the plan's game `index`: marks it running, plays it, and records its result (the result
@@ -113,7 +113,7 @@ impl SweepRuntime {
         let p = &self.parts;
         let g = &p.plan.games[index];
         let dir = self.game_dir(&g.id);
-        let transcript = dir.join("transcript.jsonl");
+        let transcript = sleuth_store::rundir::GameFiles::in_dir(&dir).transcript;
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return failed(format!("cannot create {}: {e}", dir.display()));
         }
@@ -178,7 +178,7 @@ impl SweepRuntime {
             Ok(j) => j + "\n",
             Err(e) => return failed(format!("cannot serialise the result: {e}")),
         };
-        let file = dir.join("result.json");
+        let file = sleuth_store::rundir::GameFiles::in_dir(&dir).result;
         if let Err(e) = sleuth_base::fs::write_atomic(&file, json.as_bytes()) {
             return failed(format!("cannot write {}: {e}", file.display()));
         }

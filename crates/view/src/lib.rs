@@ -2,6 +2,9 @@
 //! sweep's grid of arms and scripts with the report's tables, and each game's story as every character
 //! saw it, with its evaluation and its model calls (`docs/viewer.md`).
 //!
+//! Layer 6 (docs/architecture.md, *Crates*): it may use every crate below it but the mock server;
+//! only the root crate's CLI sits above it.
+//!
 //! Server-rendered HTML (minijinja templates compiled into the binary) with one small script of our own
 //! for the three things a page does after it loads: polling the counters, loading the next page of a
 //! list, and opening a model call. Nothing is fetched from elsewhere at run time.

@@ -34,7 +34,6 @@ use super::{Server, ViewError};
 use sleuth_cluster::auth::Token;
 use sleuth_cluster::client;
 use sleuth_cluster::proto as pb;
-use sleuth_report::load::RESULT_FILE;
 use sleuth_store::{GameRow, GameState, SqliteStore, Store, SweepRecord, SweepStatus, TotalsRow};
 
 /// How often the cluster's sweeps are listed.
@@ -339,8 +338,8 @@ impl Mirror {
                 )));
             }
             // The file first: the store saying `done` means the report can read it.
-            let dir = self.dir.join("games").join(&g.game_id);
-            let file = dir.join(RESULT_FILE);
+            let files = sleuth_store::RunDir::new(&self.dir).game(&g.game_id);
+            let (dir, file) = (files.dir, files.result);
             let json = g.result_json.clone();
             tokio::task::spawn_blocking(move || {
                 std::fs::create_dir_all(&dir).map_err(io(&dir))?;

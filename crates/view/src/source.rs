@@ -64,7 +64,7 @@ impl Source {
                 && id
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-            return ok.then(|| self.root.join("games").join(id));
+            return ok.then(|| sleuth_store::RunDir::new(&self.root).game(id).dir);
         }
         let rel = Path::new(id);
         if id.is_empty()
