@@ -178,7 +178,7 @@ impl SweepRuntime {
             Ok(j) => j + "\n",
             Err(e) => return failed(format!("cannot serialise the result: {e}")),
         };
-        let file = sleuth_store::rundir::GameFiles::in_dir(&dir).result;
+        let file = sleuth_store::rundir::GameFiles::in_dir(dir).result;
         if let Err(e) = sleuth_base::fs::write_atomic(&file, json.as_bytes()) {
             return failed(format!("cannot write {}: {e}", file.display()));
         }
