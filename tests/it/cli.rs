@@ -5,6 +5,7 @@ use crate::common;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -86,6 +87,18 @@ fn assert_names(line: &str, needles: &[&str]) {
     }
 }
 
+/// [`refused`] for the example script with `flags`, the key set: the error line.
+fn refused_flags(tmp: &Path, flags: &[&str]) -> String {
+    refused(tmp, &with_script(&night_ferry(), flags), true)
+}
+
+/// [`refused`] for a copy of the example script with `from` replaced by `to`, saved as `name`
+/// ([`edited_script`]), the key set: the error line.
+fn refused_edited(tmp: &Path, name: &str, from: &str, to: &str) -> String {
+    let script = edited_script(tmp, name, from, to);
+    refused(tmp, &with_script(&script, &[]), true)
+}
+
 #[test]
 fn missing_script_file_is_refused_naming_the_path() {
     let tmp = tempdir();
@@ -103,13 +116,12 @@ fn missing_script_file_is_refused_naming_the_path() {
 #[test]
 fn unknown_role_is_refused_naming_file_and_field() {
     let tmp = tempdir();
-    let script = edited_script(
+    let line = refused_edited(
         tmp.path(),
         "butler.toml",
         "role = \"civilian\"",
         "role = \"butler\"",
     );
-    let line = refused(tmp.path(), &with_script(&script, &[]), true);
     // The first civilian is the second character.
     assert_names(&line, &["butler.toml", "role", "characters[1].role"]);
 }
@@ -117,50 +129,33 @@ fn unknown_role_is_refused_naming_file_and_field() {
 #[test]
 fn murderer_who_is_nobody_is_refused_naming_the_field() {
     let tmp = tempdir();
-    let script = edited_script(
+    let line = refused_edited(
         tmp.path(),
         "nobody.toml",
         "murderer = \"Edmund Hale\"",
         "murderer = \"Nobody At All\"",
     );
-    let line = refused(tmp.path(), &with_script(&script, &[]), true);
     assert_names(&line, &["nobody.toml", "truth.murderer"]);
 }
 
 #[test]
 fn a_framework_under_a_protocol_it_was_not_built_for_is_refused() {
     let tmp = tempdir();
-    let line = refused(
+    let line = refused_flags(
         tmp.path(),
-        &with_script(
-            &night_ferry(),
-            &["--framework", "mirage", "--protocol", "wellplay"],
-        ),
-        true,
+        &["--framework", "mirage", "--protocol", "wellplay"],
     );
     assert_names(&line, &["mirage", "wellplay"]);
-    let line = refused(
-        tmp.path(),
-        &with_script(&night_ferry(), &["--protocol", "poker"]),
-        true,
-    );
+    let line = refused_flags(tmp.path(), &["--protocol", "poker"]);
     assert_names(&line, &["--protocol", "poker"]);
-    let line = refused(
+    let line = refused_flags(
         tmp.path(),
-        &with_script(
-            &night_ferry(),
-            &["--framework", "player", "--murderer-framework", "op"],
-        ),
-        true,
+        &["--framework", "player", "--murderer-framework", "op"],
     );
     assert_names(&line, &["--murderer-framework", "op"]);
-    let line = refused(
+    let line = refused_flags(
         tmp.path(),
-        &with_script(
-            &night_ferry(),
-            &["--protocol", "wellplay", "--questions-per-round", "0"],
-        ),
-        true,
+        &["--protocol", "wellplay", "--questions-per-round", "0"],
     );
     assert_names(&line, &["--questions-per-round"]);
 }
@@ -168,22 +163,14 @@ fn a_framework_under_a_protocol_it_was_not_built_for_is_refused() {
 #[test]
 fn unknown_framework_is_refused() {
     let tmp = tempdir();
-    let line = refused(
-        tmp.path(),
-        &with_script(&night_ferry(), &["--framework", "nosuch"]),
-        true,
-    );
+    let line = refused_flags(tmp.path(), &["--framework", "nosuch"]);
     assert_names(&line, &["nosuch"]);
 }
 
 #[test]
 fn unknown_module_is_refused() {
     let tmp = tempdir();
-    let line = refused(
-        tmp.path(),
-        &with_script(&night_ferry(), &["--modules", "mr,xyz"]),
-        true,
-    );
+    let line = refused_flags(tmp.path(), &["--modules", "mr,xyz"]);
     assert_names(&line, &["xyz"]);
 }
 
@@ -197,11 +184,7 @@ fn openai_without_key_is_refused_naming_the_variable() {
 #[test]
 fn unknown_provider_is_refused() {
     let tmp = tempdir();
-    let line = refused(
-        tmp.path(),
-        &with_script(&night_ferry(), &["--provider", "nosuchprovider"]),
-        true,
-    );
+    let line = refused_flags(tmp.path(), &["--provider", "nosuchprovider"]);
     assert_names(&line, &["nosuchprovider"]);
 }
 
@@ -368,7 +351,12 @@ fn simulated_game_writes_a_consistent_transcript_and_result() {
     assert!(field(&r, "usage.cost_usd")
         .as_f64()
         .is_some_and(|c| c >= 0.0));
+    the_transcripts_usage_adds_up(&out_dir, &r);
+}
 
+/// `out_dir/transcript.jsonl`: every line is an event, and the usage attributed to events adds up
+/// to result.json's `r`.
+fn the_transcripts_usage_adds_up(out_dir: &Path, r: &Value) {
     // transcript.jsonl: every line is an event, and the usage attributed to events adds up.
     let transcript = std::fs::read_to_string(out_dir.join("transcript.jsonl"))
         .expect("transcript.jsonl was written");
@@ -410,7 +398,7 @@ fn simulated_game_writes_a_consistent_transcript_and_result() {
     assert!(n > 0, "the transcript is empty");
     for (sum, key) in sums.iter().zip(USAGE) {
         assert_eq!(
-            field(&r, &format!("usage.{key}")).as_u64(),
+            field(r, &format!("usage.{key}")).as_u64(),
             Some(*sum),
             "result.json usage.{key} should equal the sum over the transcript"
         );
@@ -446,11 +434,17 @@ fn script_validate_refuses_a_bad_script_in_one_line() {
         sleuth(tmp.path()).args(["script", "validate"]).arg(&script),
         CHILD_TIMEOUT,
     );
+    let line = one_stderr_line(&out);
+    assert_names(&line, &["error: ", "butler.toml", "characters[1].role"]);
+}
+
+/// The one line on stderr of a command that failed with exit code 1.
+fn one_stderr_line(out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "stderr should be one line: {stderr}");
-    assert_names(lines[0], &["error: ", "butler.toml", "characters[1].role"]);
+    lines[0].to_string()
 }
 
 /// transcript.jsonl without its wall-clock field.
@@ -469,12 +463,9 @@ fn transcript_without_ts(dir: &Path) -> Vec<Value> {
 /// Runs `sleuth play ARGS` and asserts it fails with one `error: ` line; returns that line.
 fn play_refused(cwd: &Path, args: &[OsString]) -> String {
     let out = run(sleuth(cwd).arg("play").args(args), CHILD_TIMEOUT);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "stderr should be one line: {stderr}");
-    assert!(lines[0].starts_with("error: "), "{stderr}");
-    lines[0].to_string()
+    let line = one_stderr_line(&out);
+    assert!(line.starts_with("error: "), "{line}");
+    line
 }
 
 /// A game replayed from its result.json alone plays the same transcript to the same outcome, also one

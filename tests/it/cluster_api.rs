@@ -356,60 +356,11 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
     let Some(redis) = redis() else { return };
     let (addr, _stop) = start(&redis, None, "api-list").await;
     let url = format!("http://{addr}");
-
-    let mut bare =
-        pb::sweeps_client::SweepsClient::new(client::channel(&url, None).expect("channel"));
-    let err = bare
-        .list_sweeps(pb::ListSweepsRequest {})
-        .await
-        .expect_err("no token is refused");
-    assert_eq!(err.code(), tonic::Code::Unauthenticated);
-    let err = bare
-        .transcript(pb::TranscriptRequest {
-            game_id: "x".into(),
-        })
-        .await
-        .expect_err("no token is refused");
-    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    listing_and_transcripts_need_the_token(&url).await;
 
     let mut api = client::sweeps(&url, None, Token::new(TOKEN).expect("token")).expect("client");
-    let listed = api
-        .list_sweeps(pb::ListSweepsRequest {})
-        .await
-        .expect("an empty cluster lists")
-        .into_inner();
-    assert!(listed.sweeps.is_empty());
-
     let dir = tempfile::tempdir().expect("dir");
-    let script = common::crate_file("examples/glasshouse.toml");
-    let file = dir.path().join("listed.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "name = \"api-list\"\nscripts = [{:?}]\nrepeats = 2\n[game]\nrounds = 1\n[budget]\nmax_usd = 2.5\n",
-            script.display().to_string()
-        ),
-    )
-    .expect("write sweep");
-    api.submit(submission::read(&file).expect("read"))
-        .await
-        .expect("submitted");
-
-    let listed = api
-        .list_sweeps(pb::ListSweepsRequest {})
-        .await
-        .expect("lists")
-        .into_inner();
-    assert_eq!(listed.sweeps.len(), 1);
-    let s = &listed.sweeps[0];
-    assert_eq!((s.id.as_str(), s.name.as_str()), ("api-list", "api-list"));
-    assert_eq!(s.status, "running");
-    assert!(s.text.contains("max_usd = 2.5"), "{}", s.text);
-    assert!(!s.created_at.is_empty());
-    assert_eq!(s.max_usd, Some(2.5));
-    let p = s.progress.as_ref().expect("progress");
-    assert_eq!((p.total, p.pending, p.done), (2, 2, 0));
-    assert!(s.totals.is_empty(), "no call yet: {:?}", s.totals);
+    a_submitted_sweep_is_listed(&mut api, dir.path()).await;
 
     let err = api
         .transcript(pb::TranscriptRequest {
@@ -419,18 +370,6 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
         .expect_err("an unknown game");
     assert_eq!(err.code(), tonic::Code::NotFound);
 
-    let transcript_of = |mut api: client::Sweeps, game: String| async move {
-        let mut stream = api
-            .transcript(pb::TranscriptRequest { game_id: game })
-            .await
-            .expect("a known game")
-            .into_inner();
-        let mut pieces = Vec::new();
-        while let Some(c) = stream.message().await.expect("a piece") {
-            pieces.push(c);
-        }
-        pieces
-    };
     let store = sleuth::store::RedisStore::connect(&redis.url(), "api-list")
         .await
         .expect("the coordinator's store");
@@ -461,7 +400,89 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
     let joined: Vec<u8> = pieces.iter().flat_map(|c| c.data.clone()).collect();
     assert_eq!(joined, text.as_bytes());
 
-    // `Results` sends the same pieces, and each game's attempts and seed.
+    results_send_the_same_pieces(&mut api, &pieces, &games).await;
+    what_a_mirror_polls(&api, &games, &done).await;
+}
+
+/// Without the token, `ListSweeps` and `Transcript` are refused.
+async fn listing_and_transcripts_need_the_token(url: &str) {
+    let mut bare =
+        pb::sweeps_client::SweepsClient::new(client::channel(url, None).expect("channel"));
+    let err = bare
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let err = bare
+        .transcript(pb::TranscriptRequest {
+            game_id: "x".into(),
+        })
+        .await
+        .expect_err("no token is refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+}
+
+/// An empty cluster lists no sweep; once sweep `api-list` (its file written into `dir`) is
+/// submitted, it is listed with its record and progress.
+async fn a_submitted_sweep_is_listed(api: &mut client::Sweeps, dir: &Path) {
+    let listed = api
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("an empty cluster lists")
+        .into_inner();
+    assert!(listed.sweeps.is_empty());
+
+    let script = common::crate_file("examples/glasshouse.toml");
+    let file = dir.join("listed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"api-list\"\nscripts = [{:?}]\nrepeats = 2\n[game]\nrounds = 1\n[budget]\nmax_usd = 2.5\n",
+            script.display().to_string()
+        ),
+    )
+    .expect("write sweep");
+    api.submit(submission::read(&file).expect("read"))
+        .await
+        .expect("submitted");
+
+    let listed = api
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("lists")
+        .into_inner();
+    assert_eq!(listed.sweeps.len(), 1);
+    let s = &listed.sweeps[0];
+    assert_eq!((s.id.as_str(), s.name.as_str()), ("api-list", "api-list"));
+    assert_eq!(s.status, "running");
+    assert!(s.text.contains("max_usd = 2.5"), "{}", s.text);
+    assert!(!s.created_at.is_empty());
+    assert_eq!(s.max_usd, Some(2.5));
+    let p = s.progress.as_ref().expect("progress");
+    assert_eq!((p.total, p.pending, p.done), (2, 2, 0));
+    assert!(s.totals.is_empty(), "no call yet: {:?}", s.totals);
+}
+
+/// Every piece `Transcript` sends of `game`'s transcript.
+async fn transcript_of(mut api: client::Sweeps, game: String) -> Vec<pb::TranscriptChunk> {
+    let mut stream = api
+        .transcript(pb::TranscriptRequest { game_id: game })
+        .await
+        .expect("a known game")
+        .into_inner();
+    let mut pieces = Vec::new();
+    while let Some(c) = stream.message().await.expect("a piece") {
+        pieces.push(c);
+    }
+    pieces
+}
+
+/// `Results` sends the same pieces, and each game's attempts and seed.
+async fn results_send_the_same_pieces(
+    api: &mut client::Sweeps,
+    pieces: &[pb::TranscriptChunk],
+    games: &[sleuth::store::GameRow],
+) {
     let mut stream = api
         .results(pb::ResultsRequest {
             sweep_id: "api-list".into(),
@@ -483,9 +504,11 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
     assert_eq!(from_results, pieces);
     let want: Vec<(String, u64)> = games.iter().map(|g| (g.id.clone(), g.seed)).collect();
     assert_eq!(seeds, want);
+}
 
-    // What a mirror polls: every game's row without its result; then the results of the games it
-    // names (an id of no game of the sweep is left out).
+/// What a mirror polls: every game's row without its result; then the results of the games it
+/// names (an id of no game of the sweep is left out). `done` is the one game done.
+async fn what_a_mirror_polls(api: &client::Sweeps, games: &[sleuth::store::GameRow], done: &str) {
     let collect = |req: pb::ResultsRequest| {
         let mut api = api.clone();
         async move {
@@ -515,7 +538,7 @@ async fn list_sweeps_and_transcript_need_the_token_and_answer() {
     assert!(rows.iter().any(|g| g.game_id == done && g.state == "done"));
     let named = collect(pb::ResultsRequest {
         sweep_id: "api-list".into(),
-        game_ids: vec![done.clone(), "no-such-game".into()],
+        game_ids: vec![done.to_string(), "no-such-game".into()],
         ..Default::default()
     })
     .await;

@@ -4,6 +4,7 @@
 use crate::common;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
@@ -92,8 +93,17 @@ fn sum(samples: &[Sample], name: &str, label: Option<(&str, &str)>) -> f64 {
 async fn metrics_endpoint_serves_the_games_metrics() {
     let tmp = tempfile::tempdir().expect("create a temporary directory");
     let out_dir = tmp.path().join("run");
+    let text = play_and_scrape(tmp.path(), &out_dir).await;
+    every_family_has_its_help_and_a_sample(&text);
+    the_counters_agree_with_the_result(&text, &out_dir);
+    promtool_accepts_the_scrape(tmp.path(), &text);
+}
+
+/// Plays a short game with `sleuth play --metrics-addr` in `tmp` (its run directory `out_dir`),
+/// scrapes its endpoint once the game is over, and stops it: the scrape.
+async fn play_and_scrape(tmp: &Path, out_dir: &Path) -> String {
     let port = free_port();
-    let mut cmd = sleuth(tmp.path());
+    let mut cmd = sleuth(tmp);
     // It lingers 60 s after the game (the test kills it once scraped): on a loaded machine the scrape
     // could come after a 5 s linger had ended.
     cmd.arg("play")
@@ -102,7 +112,7 @@ async fn metrics_endpoint_serves_the_games_metrics() {
         .args(["--rounds-after-clues", "1", "--metrics-addr"])
         .arg(format!("127.0.0.1:{port}"))
         .args(["--linger-secs", "60", "--out"])
-        .arg(&out_dir)
+        .arg(out_dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = tokio::process::Command::from(cmd)
@@ -159,7 +169,11 @@ async fn metrics_endpoint_serves_the_games_metrics() {
     }
     let _ = child.wait().await;
     drop(stderr);
+    text
+}
 
+/// Every family of [`REQUIRED`] has its `# HELP` line and a sample in the scrape.
+fn every_family_has_its_help_and_a_sample(text: &str) {
     for (family, sample) in REQUIRED {
         assert!(
             text.lines()
@@ -173,8 +187,12 @@ async fn metrics_endpoint_serves_the_games_metrics() {
             "no `{sample}` sample in the scrape:\n{text}"
         );
     }
+}
 
-    let samples = samples(&text);
+/// The scrape counts the one game with the outcome `out_dir/result.json` reports, and the calls,
+/// tokens and memory records its usage accounts.
+fn the_counters_agree_with_the_result(text: &str, out_dir: &Path) {
+    let samples = samples(text);
     let result: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out_dir.join("result.json")).expect("result.json was written"),
     )
@@ -230,10 +248,13 @@ async fn metrics_endpoint_serves_the_games_metrics() {
         sum(&samples, "sleuth_memory_records_total", None) > 0.0,
         "the MR module should have stored memory records"
     );
+}
 
+/// promtool's own parser and linter accept the scrape (written into `tmp`).
+fn promtool_accepts_the_scrape(tmp: &Path, text: &str) {
     // promtool's own parser and linter.
-    let scrape = tmp.path().join("scrape.prom");
-    std::fs::write(&scrape, &text).expect("write the scrape");
+    let scrape = tmp.join("scrape.prom");
+    std::fs::write(&scrape, text).expect("write the scrape");
     match find_promtool() {
         Some(promtool) => {
             let out = std::process::Command::new(&promtool)

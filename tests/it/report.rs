@@ -97,6 +97,33 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
     let script_path = tmp.path().join("riverside.toml");
     script.save(&script_path).expect("script saves");
     let run_dir = tmp.path().join("run");
+    let methods = play_every_method(tmp.path(), &script_path, &run_dir);
+
+    let (ok, stdout, stderr) = sleuth_run(tmp.path(), &["report", run_dir.to_str().unwrap()]);
+    assert!(ok, "sleuth report failed: {stderr}");
+    let report = run_dir.join("report");
+    assert!(
+        stdout.contains(&report.display().to_string()),
+        "the report should say where it went: {stdout}"
+    );
+    let md = fs::read_to_string(report.join("report.md")).expect("report.md");
+    let games = 2 * methods.len();
+    assert!(
+        md.contains(&format!("{games} games")),
+        "report.md should count the games: {md}"
+    );
+
+    table_a3_has_a_row_per_method(&md, &methods);
+    table_a5_has_the_scripts_tokens(tmp.path(), &script_path, &md, &report, &methods);
+    every_csv_parses(&report, &md, &methods);
+    the_plots_are_real_pictures(&report);
+    the_page_stands_alone(&report, &methods);
+    the_report_is_reproducible_and_one_result_makes_one(tmp.path(), &run_dir, &report);
+}
+
+/// Plays two seeds of each method on the script at `script_path` into `run_dir/FRAMEWORK/seed-N`:
+/// the methods the report should show.
+fn play_every_method(tmp: &Path, script_path: &Path, run_dir: &Path) -> Vec<&'static str> {
     // PP and OP are the paper's references, ThinkThrice a played method that works today; PLAYER*
     // joins when its framework plays (it is being written alongside this report).
     let mut methods = vec!["PP", "OP", "ThinkThrice MR+SR+SV(N=3)"];
@@ -110,7 +137,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
         for seed in ["1", "2"] {
             let out = run_dir.join(framework).join(format!("seed-{seed}"));
             let (ok, _, stderr) = sleuth_run(
-                tmp.path(),
+                tmp,
                 &[
                     "play",
                     script_path.to_str().unwrap(),
@@ -138,23 +165,13 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
             methods.push(m);
         }
     }
+    methods
+}
 
-    let (ok, stdout, stderr) = sleuth_run(tmp.path(), &["report", run_dir.to_str().unwrap()]);
-    assert!(ok, "sleuth report failed: {stderr}");
-    let report = run_dir.join("report");
-    assert!(
-        stdout.contains(&report.display().to_string()),
-        "the report should say where it went: {stdout}"
-    );
-    let md = fs::read_to_string(report.join("report.md")).expect("report.md");
-    let games = 2 * methods.len();
-    assert!(
-        md.contains(&format!("{games} games")),
-        "report.md should count the games: {md}"
-    );
-
+/// Table A3: a row per method for the script, then a weighted row per method; PP's and OP's Voting.
+fn table_a3_has_a_row_per_method(md: &str, methods: &[&str]) {
     // Table A3: a row per method for the script, then a weighted row per method.
-    let (header, rows) = markdown_table(&md, "PLAYER* Table A3");
+    let (header, rows) = markdown_table(md, "PLAYER* Table A3");
     for column in [
         "Script",
         "Method",
@@ -168,7 +185,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
     }
     let method_col = header.iter().position(|h| h == "Method").unwrap();
     let overall_col = header.iter().position(|h| h == "Overall").unwrap();
-    for method in &methods {
+    for method in methods {
         let mine: Vec<&Vec<String>> = rows.iter().filter(|r| &r[method_col] == method).collect();
         assert_eq!(
             mine.len(),
@@ -199,11 +216,20 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
             .unwrap_or_else(|| panic!("{method}: Voting {:?} is not a value", row[voting_col]));
         assert!((0.0..=1.0).contains(&value), "{method}: Voting {value}");
     }
+}
 
+/// Table A5's #Tokens (and player_table_a5.csv's) is the script's length per character.
+fn table_a5_has_the_scripts_tokens(
+    tmp: &Path,
+    script_path: &Path,
+    md: &str,
+    report: &Path,
+    methods: &[&str],
+) {
     // Table A5's #Tokens: the script's length per character, the Tokens/player that
     // `sleuth script stats` prints for the file the games were played from, in every method's row.
     let (ok, stats, stderr) = sleuth_run(
-        tmp.path(),
+        tmp,
         &["script", "stats", script_path.to_str().unwrap(), "--csv"],
     );
     assert!(ok, "sleuth script stats failed: {stderr}");
@@ -211,7 +237,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
     let avg = stats[0].iter().position(|h| h == "tokens_avg").unwrap();
     let per_character: f64 = stats[1][avg].parse().unwrap();
     assert!(per_character > 100.0, "{per_character}");
-    let (header, rows) = markdown_table(&md, "PLAYER* Table A5");
+    let (header, rows) = markdown_table(md, "PLAYER* Table A5");
     let tokens_col = header
         .iter()
         .position(|h| h == "#Tokens")
@@ -221,7 +247,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
         "#Tokens beside the script, as the paper prints it"
     );
     let method_col = header.iter().position(|h| h == "Method").unwrap();
-    for method in &methods {
+    for method in methods {
         let row = rows
             .iter()
             .find(|r| &r[method_col] == method)
@@ -239,9 +265,13 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
         let v: f64 = r[col].parse().expect("a number");
         assert!((v - per_character).abs() < 0.01, "{v} vs {per_character}");
     }
+}
 
+/// Every CSV parses into records as wide as its header, and report.md links them; A3's has a
+/// numeric row per method, arms.csv an arm per method.
+fn every_csv_parses(report: &Path, md: &str, methods: &[&str]) {
     // Every CSV parses into records as wide as its header; A3's has a numeric row per method.
-    let csvs: Vec<PathBuf> = fs::read_dir(&report)
+    let csvs: Vec<PathBuf> = fs::read_dir(report)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "csv"))
@@ -270,7 +300,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
             .unwrap_or_else(|| panic!("{name} in {:?}", a3[0]))
     };
     let (m, o) = (col("method"), col("overall_mean"));
-    for method in &methods {
+    for method in methods {
         let row = a3[1..]
             .iter()
             .find(|r| &r[m] == method)
@@ -280,9 +310,12 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
     }
     let arms = parse_csv(&fs::read_to_string(report.join("arms.csv")).unwrap());
     assert_eq!(arms.len() - 1, methods.len(), "an arm per method: {arms:?}");
+}
 
+/// Plots: PNGs decode to real pictures, SVGs are complete documents.
+fn the_plots_are_real_pictures(report: &Path) {
     // Plots: PNGs decode to real pictures, SVGs are complete documents.
-    let pngs: Vec<PathBuf> = fs::read_dir(&report)
+    let pngs: Vec<PathBuf> = fs::read_dir(report)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "png"))
@@ -303,19 +336,26 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
         assert!(svg.contains("<text"), "the SVG carries its labels");
     }
     assert!(report.join("player_figure7.png").is_file(), "Figure 7");
+}
 
+/// The HTML page stands alone, and names every method.
+fn the_page_stands_alone(report: &Path, methods: &[&str]) {
     // The HTML page stands alone: styles inline, plots inline, nothing fetched.
     let html = fs::read_to_string(report.join("report.html")).expect("report.html");
     assert!(html.contains("<style>") && html.contains("<svg") && html.contains("</html>"));
     assert!(!html.contains("src=\"http") && !html.contains("<link") && !html.contains("<script"));
-    for method in &methods {
+    for method in methods {
         assert!(html.contains(method), "{method} in report.html");
     }
+}
 
+/// The report of `run_dir` made again gives `report`'s files byte for byte; one result.json on its
+/// own makes a report beside it.
+fn the_report_is_reproducible_and_one_result_makes_one(tmp: &Path, run_dir: &Path, report: &Path) {
     // The same games and seed give the same files, byte for byte (reports can be diffed and committed).
-    let again = tmp.path().join("again");
+    let again = tmp.join("again");
     let (ok, _, stderr) = sleuth_run(
-        tmp.path(),
+        tmp,
         &[
             "report",
             run_dir.to_str().unwrap(),
@@ -324,7 +364,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
         ],
     );
     assert!(ok, "{stderr}");
-    for entry in fs::read_dir(&report).unwrap() {
+    for entry in fs::read_dir(report).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap();
         assert!(
@@ -336,7 +376,7 @@ fn report_of_a_wellplay_run_has_table_a3_csvs_plots_and_a_self_contained_page() 
 
     // One result.json on its own makes a report beside it.
     let single = run_dir.join("pp/seed-1/result.json");
-    let (ok, _, stderr) = sleuth_run(tmp.path(), &["report", single.to_str().unwrap()]);
+    let (ok, _, stderr) = sleuth_run(tmp, &["report", single.to_str().unwrap()]);
     assert!(ok, "{stderr}");
     let md = fs::read_to_string(run_dir.join("pp/seed-1/report/report.md")).unwrap();
     assert!(md.contains("1 game in 1 arm"), "{md}");

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::report::{csv_rows, num, sleuth_ok};
 use serde_json::Value;
@@ -112,27 +112,72 @@ fn tii(r: &Value) -> Option<f64> {
     (!shares.is_empty()).then(|| mean(&shares) * 100.0)
 }
 
+/// Each (script, character, force_expose)'s ICI in every game judged.
+type CharacterIci = BTreeMap<(String, String, bool), Vec<f64>>;
+
+/// The method name the report gives the games of one condition.
+fn method(expose: bool) -> String {
+    format!("MIRAGE · force_expose={expose}")
+}
+
 #[test]
 fn mirage_tables_and_figures_come_from_played_games() {
     let Some(d) = common::datasets() else { return };
     let tmp = tempfile::tempdir().expect("temp dir");
+    let (scripts, ferry_title) = the_scripts(&d, tmp.path());
+    let run_dir = tmp.path().join("run");
+    let (recorded, characters) = play_every_game(tmp.path(), &scripts, &run_dir);
+    sleuth_ok(tmp.path(), &["report", run_dir.to_str().unwrap()]);
+    let report = run_dir.join("report");
+    let md = fs::read_to_string(report.join("report.md")).expect("report.md");
+    for title in [
+        "MIRAGE Table 11 — results per script",
+        "MIRAGE Tables 12–19 — results per character",
+        "MIRAGE Table 9 — results per simulation without forced self-exposure",
+        "MIRAGE Table 10 — results per simulation with forced self-exposure",
+        "MIRAGE Table 3 — TII without and with forced self-exposure",
+        "MIRAGE Figure 3 — ICI of Single & Multi type scripts",
+        "MIRAGE Figure 8 — SCI of Close & Open type scripts",
+    ] {
+        assert!(
+            md.contains(&format!("## {title}")),
+            "{title} in report.md:\n{md}"
+        );
+    }
+    table_11_has_the_means_of_the_games(&report, &recorded, &ferry_title);
+    tables_12_19_have_each_characters_ici(&report, &characters);
+    tables_9_10_and_3_pool_the_conditions(&report, &recorded);
+    figures_3_to_8_average_by_type(&report, &md, &recorded, &ferry_title);
+}
+
+/// The scripts the games play, (title, file), imported into `tmp`; and the Night Ferry's title.
+fn the_scripts(d: &Path, tmp: &Path) -> (Vec<(String, PathBuf)>, String) {
     // SOO, SUC and MOC (whose culprit does not play, so forced exposure exposes nobody), and sleuth's
     // own Night Ferry: one act, outside the MIRAGE set.
     let mut scripts: Vec<(String, PathBuf)> = Vec::new();
     for folder in [FOLDERS[1], FOLDERS[2], FOLDERS[4]] {
         let s = import(&d.join("mirage-en").join(folder), &MirageOptions::default())
             .unwrap_or_else(|e| panic!("{folder}: {e}"));
-        let path = tmp.path().join(format!("{folder}.toml"));
+        let path = tmp.join(format!("{folder}.toml"));
         s.save(&path).expect("save");
         scripts.push((s.title.clone(), path));
     }
     let ferry = common::night_ferry();
     let ferry_title = Script::load(&ferry).expect("night ferry").title;
     scripts.push((ferry_title.clone(), ferry));
-    let run_dir = tmp.path().join("run");
+    (scripts, ferry_title)
+}
+
+/// Plays every script without and with forced self-exposure, two seeds each, into `run_dir`: what
+/// the games recorded, by (script, force_expose), and each character's ICI.
+fn play_every_game(
+    tmp: &Path,
+    scripts: &[(String, PathBuf)],
+    run_dir: &Path,
+) -> (BTreeMap<(String, bool), Recorded>, CharacterIci) {
     let mut recorded: BTreeMap<(String, bool), Recorded> = BTreeMap::new();
-    let mut characters: BTreeMap<(String, String, bool), Vec<f64>> = BTreeMap::new();
-    for (title, path) in &scripts {
+    let mut characters: CharacterIci = BTreeMap::new();
+    for (title, path) in scripts {
         for expose in [false, true] {
             for seed in [1u64, 2] {
                 let out = run_dir.join(format!("{title}-{expose}-{seed}"));
@@ -153,7 +198,7 @@ fn mirage_tables_and_figures_come_from_played_games() {
                 }
                 let seed_text = seed.to_string();
                 args.extend(["--seed", &seed_text, "--out", out.to_str().unwrap()]);
-                sleuth_ok(tmp.path(), &args);
+                sleuth_ok(tmp, &args);
                 let r: Value =
                     serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap())
                         .unwrap();
@@ -178,29 +223,19 @@ fn mirage_tables_and_figures_come_from_played_games() {
             }
         }
     }
-    sleuth_ok(tmp.path(), &["report", run_dir.to_str().unwrap()]);
-    let report = run_dir.join("report");
-    let md = fs::read_to_string(report.join("report.md")).expect("report.md");
-    for title in [
-        "MIRAGE Table 11 — results per script",
-        "MIRAGE Tables 12–19 — results per character",
-        "MIRAGE Table 9 — results per simulation without forced self-exposure",
-        "MIRAGE Table 10 — results per simulation with forced self-exposure",
-        "MIRAGE Table 3 — TII without and with forced self-exposure",
-        "MIRAGE Figure 3 — ICI of Single & Multi type scripts",
-        "MIRAGE Figure 8 — SCI of Close & Open type scripts",
-    ] {
-        assert!(
-            md.contains(&format!("## {title}")),
-            "{title} in report.md:\n{md}"
-        );
-    }
-    let method = |expose: bool| format!("MIRAGE · force_expose={expose}");
+    (recorded, characters)
+}
 
+/// Table 11's rows are the means of the games, each MIRAGE script followed by the paper's row.
+fn table_11_has_the_means_of_the_games(
+    report: &Path,
+    recorded: &BTreeMap<(String, bool), Recorded>,
+    ferry_title: &str,
+) {
     // Table 11: a row per script × condition, the means of what the games recorded; each MIRAGE
     // script followed by the paper's GLM-4-9B row of it (the games' model), the Night Ferry by none.
     let t11 = csv_rows(&report.join("mirage_table11.csv"));
-    for ((title, expose), e) in &recorded {
+    for ((title, expose), e) in recorded {
         let row = t11
             .iter()
             .find(|r| &r["script"] == title && r["model"] == method(*expose))
@@ -218,7 +253,7 @@ fn mirage_tables_and_figures_come_from_played_games() {
             .iter()
             .filter(|r| &r["script"] == title && r["model"].starts_with("Published"))
             .count();
-        assert_eq!(paper, usize::from(title != &ferry_title), "{title}");
+        assert_eq!(paper, usize::from(title != ferry_title), "{title}");
     }
     let types: Vec<(&str, &str)> = t11
         .iter()
@@ -226,17 +261,20 @@ fn mirage_tables_and_figures_come_from_played_games() {
         .collect();
     assert!(types.contains(&("The Eastern Star Cruise Ship", "SOO")));
     assert!(types.contains(&("The Final Performance of a Big Star", "MOC")));
-    assert!(types.contains(&(ferry_title.as_str(), "")));
+    assert!(types.contains(&(ferry_title, "")));
     let glm = t11
         .iter()
         .find(|r| r["script"] == "Night at the Museum" && r["model"] == "Published: GLM-4-9B")
         .expect("the paper's GLM-4-9B row of Night at the Museum");
     assert!(close(num(glm, "victory_mean"), 33.33));
+}
 
+/// Tables 12–19: each judged character's ICI, and the paper's rows.
+fn tables_12_19_have_each_characters_ici(report: &Path, characters: &CharacterIci) {
     // Tables 12–19: each judged character's ICI is the mean over its games; the MIRAGE set's
     // characters have the paper's row of them.
     let t12 = csv_rows(&report.join("mirage_tables12_19.csv"));
-    for ((title, name, expose), values) in &characters {
+    for ((title, name, expose), values) in characters {
         let row = t12
             .iter()
             .find(|r| {
@@ -251,7 +289,13 @@ fn mirage_tables_and_figures_come_from_played_games() {
         .expect("Table 13's Captain Hong");
     assert!(close(num(captain, "tii_suspicion_share_mean"), 50.0));
     assert!(close(num(captain, "rp_mean"), 16.0));
+}
 
+/// Tables 9, 10 and 3: TII pooled over each condition, and their difference.
+fn tables_9_10_and_3_pool_the_conditions(
+    report: &Path,
+    recorded: &BTreeMap<(String, bool), Recorded>,
+) {
     // Tables 9 and 10: one condition each (the two differ only by force_expose); Table 3: TII of
     // both, and Δ over the games paired by script and seed — every game here is paired.
     let t9 = csv_rows(&report.join("mirage_table9.csv"));
@@ -287,7 +331,16 @@ fn mirage_tables_and_figures_come_from_played_games() {
         assert_eq!(t[1]["model"], "Published: GLM-4-9B");
     }
     assert!(close(num(&t3[1], "difference_mean"), -1.88));
+}
 
+/// Figures 3–8: per type, the mean over its scripts of each script's mean ICI / SCI; which scripts
+/// are left out, said in report.md.
+fn figures_3_to_8_average_by_type(
+    report: &Path,
+    md: &str,
+    recorded: &BTreeMap<(String, bool), Recorded>,
+    ferry_title: &str,
+) {
     // Figures 3–8: per type, the mean over its scripts of each script's mean ICI / SCI. The Night
     // Ferry counts as Single (one act, read from its file) and is left out of Figures 5–8.
     let script_mean = |title: &str, expose: bool, sci: bool| {
@@ -302,7 +355,7 @@ fn mirage_tables_and_figures_come_from_played_games() {
             "mirage_figure3",
             false,
             "Single",
-            vec![star, museum, ferry_title.as_str()],
+            vec![star, museum, ferry_title],
         ),
         ("mirage_figure3", false, "Multi", vec![big_star]),
         ("mirage_figure5", false, "Orthodox", vec![star, big_star]),

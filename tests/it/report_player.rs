@@ -104,7 +104,14 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
             assert!(report.join(format!("{id}.png")).is_file(), "{id}.png");
         }
     }
+    figure_5_is_table_a3s_weighted_rows(&report);
+    figure_6_is_the_usd_the_games_recorded(&report, &played);
+    table_a5_ends_with_the_papers_cost_rows(&report);
+    table_a6_weighs_by_possible_points(&report, &played);
+}
 
+/// Figure 5 = Table A3's weighted rows, series by series; A3 has the paper's Overall rows.
+fn figure_5_is_table_a3s_weighted_rows(report: &Path) {
     // Figure 5 = Table A3's weighted rows, series by series.
     let a3 = csv_rows(&report.join("player_table_a3.csv"));
     let fig5 = csv_rows(&report.join("player_figure5.csv"));
@@ -148,7 +155,10 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
             assert_eq!(bar["games"], row["games"]);
         }
     }
+}
 
+/// Figure 6: per method, the evaluation (one process) and gameplay USD of its games.
+fn figure_6_is_the_usd_the_games_recorded(report: &Path, played: &[Played]) {
     // Figure 6: USD per method summed over scripts, from result.json.
     let fig6 = csv_rows(&report.join("player_figure6.csv"));
     let methods: Vec<String> = fig6
@@ -211,7 +221,10 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
             );
         }
     }
+}
 
+/// Table A5 ends with the paper's Overall cost rows of the methods played.
+fn table_a5_ends_with_the_papers_cost_rows(report: &Path) {
     // Table A5 ends with the paper's Overall cost rows of the methods played.
     let a5 = csv_rows(&report.join("player_table_a5.csv"));
     let published: Vec<_> = a5
@@ -229,7 +242,11 @@ fn player_figures_5_and_6_and_table_a6_come_from_the_games() {
         published[1]["evaluation_calls"], "",
         "the paper prints no calls"
     );
+}
 
+/// Table A6: PLAYER* on sim-a and sim-b, the overall score weighted by possible points; the paper's
+/// open models after them.
+fn table_a6_weighs_by_possible_points(report: &Path, played: &[Played]) {
     // Table A6: PLAYER* on sim-a and sim-b; the overall score weighted by possible points.
     let (published, a6): (Vec<_>, Vec<_>) = csv_rows(&report.join("player_table_a6.csv"))
         .into_iter()

@@ -1,14 +1,45 @@
-//! Local token counting, for providers that report no usage and for the simulated model's honest usage.
+//! Local token counting, for providers that report no usage and for the simulated model's honest usage,
+//! and the token ids the gateway's prefix tracker compares.
 //!
 //! Uses the cl100k BPE that tiktoken-rs ships inside the crate, so nothing is downloaded at run time.
+//!
+//! **Each distinct text is tokenized once per process.** A character's system prompt and script go
+//! out with every one of its calls, and each call is counted for the window check, encoded for the
+//! prefix tracker and (without reported usage) counted again for accounting: tokenizing all of that
+//! every time was most of sleuth's CPU per call (issue 32). So a text is cut into chunks at places
+//! where cl100k's pre-tokenizer always cuts too ([`chunks`]), and each chunk's token ids are kept in a
+//! bounded, process-wide memo ([`memo`]) keyed by a 128-bit hash of its bytes. A text seen before
+//! costs a hash and a lookup per chunk; a dialogue that grows by a few lines costs the new lines
+//! (and the old last chunk) only. The ids are exactly those of encoding the whole text at once: cl100k
+//! splits text into pieces by a regular expression before any merge, and no piece spans a chunk's end.
+//!
+//! [`bytes_tokenized`] counts the bytes actually handed to the BPE, so a test can hold the memo to its
+//! promise (a counter, not a stopwatch).
+
+mod memo;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::types::Message;
 
+/// Bytes handed to the BPE since the process started (texts the memo did not hold).
+static BYTES_TOKENIZED: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(test)]
+thread_local! {
+    /// [`BYTES_TOKENIZED`] for this thread only, so a unit test is not moved by its neighbours.
+    static THREAD_BYTES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes of text tokenized by the BPE so far in this process: what the memo did not save.
+pub fn bytes_tokenized() -> u64 {
+    BYTES_TOKENIZED.load(Ordering::Relaxed)
+}
+
 /// Tokens in a piece of text under cl100k.
 pub fn count(text: &str) -> u64 {
-    tiktoken_rs::cl100k_base_singleton()
-        .encode_ordinary(text)
-        .len() as u64
+    chunks(text).map(|c| chunk_ids(c).len() as u64).sum()
 }
 
 /// Prompt tokens of a chat, with OpenAI's per-message framing overhead (3 per message, 3 to prime the reply).
@@ -20,16 +51,26 @@ pub fn count_messages(messages: &[Message]) -> u64 {
         + 3
 }
 
+/// The token ids of `text` under cl100k, as `encode_ordinary` gives them for the whole text.
+pub fn encode(text: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for c in chunks(text) {
+        out.extend_from_slice(&chunk_ids(c));
+    }
+    out
+}
+
 /// The token ids of a chat as a provider's prompt cache sees them: the messages in the order sent, each
 /// a marker of its role (an id outside cl100k's vocabulary, standing for the chat template's role
 /// tokens) followed by its content's tokens. Two requests share a cacheable prefix exactly as far as
 /// these sequences agree (`llm::gateway`'s prefix tracker hashes them in blocks).
 pub fn encode_messages(messages: &[Message]) -> Vec<u32> {
-    let bpe = tiktoken_rs::cl100k_base_singleton();
     let mut out = Vec::new();
     for m in messages {
         out.push(ROLE_MARKER + m.role as u32);
-        out.extend(bpe.encode_ordinary(&m.content));
+        for c in chunks(&m.content) {
+            out.extend_from_slice(&chunk_ids(c));
+        }
     }
     out
 }
@@ -39,12 +80,12 @@ const ROLE_MARKER: u32 = 1 << 30;
 
 /// The longest prefix of `text` that fits in `budget` tokens, cut at a token boundary.
 pub fn truncate(text: &str, budget: u64) -> String {
-    let bpe = tiktoken_rs::cl100k_base_singleton();
-    let toks = bpe.encode_ordinary(text);
+    let toks = encode(text);
     if toks.len() as u64 <= budget {
         return text.to_string();
     }
     // Decoding a cut in the middle of a multi-byte character fails; back off until it decodes.
+    let bpe = tiktoken_rs::cl100k_base_singleton();
     let mut n = budget as usize;
     while n > 0 {
         if let Ok(s) = bpe.decode(&toks[..n]) {
@@ -55,9 +96,72 @@ pub fn truncate(text: &str, budget: u64) -> String {
     String::new()
 }
 
+/// The token ids of one chunk: from the memo, or encoded now and kept.
+fn chunk_ids(chunk: &str) -> Arc<[u32]> {
+    memo::get_or_insert(chunk, |c| {
+        BYTES_TOKENIZED.fetch_add(c.len() as u64, Ordering::Relaxed);
+        #[cfg(test)]
+        THREAD_BYTES.with(|b| b.set(b.get() + c.len() as u64));
+        tiktoken_rs::cl100k_base_singleton()
+            .encode_ordinary(c)
+            .into()
+    })
+}
+
+/// A chunk ends at the first safe cut at or after this many bytes: long enough that a script is a few
+/// hundred lookups, short enough that an appended line re-encodes little.
+const CHUNK_BYTES: usize = 1024;
+
+/// Cuts `text` into chunks that tokenize independently: each ends just after a run of line breaks
+/// that the next character (not whitespace) follows. cl100k's pieces never span such a place — the
+/// only pieces that hold a line break are runs of whitespace and punctuation with its trailing breaks,
+/// and neither continues into a letter, digit or mark after the breaks — so the ids of the chunks,
+/// concatenated, are the ids of the whole text. Text without such places is one chunk.
+fn chunks(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = safe_cut(rest, CHUNK_BYTES).unwrap_or(rest.len());
+        let (chunk, tail) = rest.split_at(end);
+        rest = tail;
+        Some(chunk)
+    })
+}
+
+/// The first byte offset at or after `from` where `text` may be cut (see [`chunks`]), if any.
+fn safe_cut(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = from.min(bytes.len());
+    while i < bytes.len() {
+        let at = i + bytes[i..].iter().position(|&b| b == b'\n' || b == b'\r')?;
+        // The end of this run of line breaks.
+        let mut end = at;
+        while end < bytes.len() && (bytes[end] == b'\n' || bytes[end] == b'\r') {
+            end += 1;
+        }
+        // A run of line breaks that ends the text is no cut; one followed by whitespace may belong
+        // to a longer whitespace piece.
+        match text[end..].chars().next() {
+            Some(c) if !c.is_whitespace() => return Some(end),
+            Some(_) => i = end,
+            None => return None,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn whole(text: &str) -> Vec<u32> {
+        tiktoken_rs::cl100k_base_singleton()
+            .encode_ordinary(text)
+            .into_iter()
+            .collect()
+    }
 
     #[test]
     fn counts_and_truncates() {
@@ -84,5 +188,94 @@ mod tests {
     fn truncation_keeps_whole_chinese_characters() {
         let t = truncate("他在晚上九点离开了图书馆。", 3);
         assert!("他在晚上九点离开了图书馆。".starts_with(&t));
+    }
+
+    /// Texts whose line breaks sit next to everything the pre-tokenizer treats specially: spaces
+    /// before and after breaks, punctuation followed by breaks, CRLF, digits, contractions, Chinese.
+    fn awkward_texts() -> Vec<String> {
+        let parts = [
+            "Alice said: \"I was in the library.\"",
+            "\n",
+            "\n\n",
+            "\r\n",
+            "  \n",
+            "\n  indented",
+            ".\n",
+            "...\n\n",
+            "1234567",
+            "they'll",
+            "'s",
+            "他在晚上九点离开了图书馆。",
+            "\n。",
+            " \t\n",
+            "word",
+            "-\n-",
+            "\u{3000}\n",
+        ];
+        let mut out = Vec::new();
+        let mut seed: u64 = 0x5eed;
+        for len in [1usize, 2, 5, 40, 400, 3000] {
+            for _ in 0..20 {
+                let mut s = String::new();
+                for _ in 0..len {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    s.push_str(parts[(seed >> 33) as usize % parts.len()]);
+                }
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn chunked_ids_equal_the_whole_texts_ids() {
+        for text in awkward_texts() {
+            assert_eq!(encode(&text), whole(&text), "{text:?}");
+            assert_eq!(count(&text), whole(&text).len() as u64);
+            assert_eq!(chunks(&text).collect::<String>(), text);
+        }
+    }
+
+    #[test]
+    fn chunks_end_only_where_a_line_break_run_meets_text() {
+        let text = format!("{}\n\nnext", "a".repeat(CHUNK_BYTES));
+        let cut: Vec<&str> = chunks(&text).collect();
+        assert_eq!(cut.len(), 2);
+        assert!(cut[0].ends_with("\n\n"));
+        assert_eq!(cut[1], "next");
+        // A break followed by a space is no cut; nor is a break that ends the text.
+        let spaced = format!("{}\n next\n", "a".repeat(CHUNK_BYTES));
+        assert_eq!(chunks(&spaced).count(), 1);
+    }
+
+    #[test]
+    fn a_text_seen_before_is_not_tokenized_again() {
+        // A text no other test uses, counted on this thread only.
+        let bytes_tokenized = || THREAD_BYTES.with(|b| b.get());
+        let script = format!(
+            "{}\n",
+            (0..400)
+                .map(|i| format!("Line {i} of the memo test's script."))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let before = bytes_tokenized();
+        let first = count(&script);
+        let after_first = bytes_tokenized();
+        assert!(after_first - before >= script.len() as u64);
+        // Seen again, and again with a line appended: only the last chunk and the new line are new.
+        let again = count(&script);
+        let grown = format!("{script}Alice: I saw the butler at nine.\n");
+        let grown_count = count(&grown);
+        assert_eq!(again, first);
+        assert_eq!(grown_count, whole(&grown).len() as u64);
+        let extra = bytes_tokenized() - after_first;
+        assert!(
+            extra < 2 * CHUNK_BYTES as u64 + 64,
+            "re-tokenized {extra} bytes of a {}-byte text",
+            grown.len()
+        );
     }
 }

@@ -51,6 +51,8 @@
 //! `stats` the totals and `error` OpenAI's error answers.
 
 mod batches;
+/// `sleuth mock-llm`: its flags and the command.
+pub mod cli;
 mod completion;
 mod dialect;
 mod error;

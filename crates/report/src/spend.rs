@@ -3,68 +3,42 @@
 //!
 //! The tables report each game's own cost at list price, the same whether its calls were live,
 //! cached or batched (`result.json`); what was actually paid is the ledger's, in `sleuth.db` beside
-//! the games of a sweep. Read here with one query, read-only, so a report of a running sweep never
-//! blocks it.
+//! the games of a sweep. Read here through the store's read-only reader (`sleuth_store::read`, where
+//! the query is), so a report of a running sweep never blocks it.
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
-
 use sleuth_llm::TokenUsage;
+use sleuth_store::StoreReader;
 
 /// The ledger's line for the report, or `None` when `dir` holds no sweep store (a folder of games
-/// played one by one) or nothing was paid.
+/// played one by one), the store cannot be read, or nothing was paid.
 pub fn ledger_note(dir: &Path) -> Option<String> {
     let db = sleuth_store::RunDir::new(dir).store();
     if !db.is_file() {
         return None;
     }
-    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-    let text: Option<String> = conn
-        .query_row(
-            "SELECT text FROM sweeps ORDER BY created_at DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .ok();
+    let reader = StoreReader::open(&db).ok()?;
+    let text = reader.latest_sweep_text().ok().flatten();
     let pricing = sleuth_sweep::models::prices_of_text(text.as_deref());
-    let mut st = conn
-        .prepare(
-            "SELECT source, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens),
-                    SUM(cached_tokens), SUM(cost_usd) FROM ledger GROUP BY source, model",
-        )
-        .ok()?;
-    let rows = st
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)? as u64,
-                r.get::<_, i64>(3)? as u64,
-                r.get::<_, i64>(4)? as u64,
-                r.get::<_, i64>(5)? as u64,
-                r.get::<_, f64>(6)?,
-            ))
-        })
-        .ok()?;
+    let rows = reader.spend().ok()?;
     let (mut live, mut live_usd, mut batch, mut batch_usd, mut batch_at_live) =
         (0u64, 0.0, 0u64, 0.0, 0.0);
-    for row in rows.flatten() {
-        let (source, model, calls, prompt, completion, cached, usd) = row;
-        match source.as_str() {
+    for row in rows {
+        match row.source.as_str() {
             "live" => {
-                live += calls;
-                live_usd += usd;
+                live += row.calls;
+                live_usd += row.cost_usd;
             }
             "batch" => {
-                batch += calls;
-                batch_usd += usd;
+                batch += row.calls;
+                batch_usd += row.cost_usd;
                 batch_at_live += pricing.cost(
-                    &model,
+                    &row.model,
                     &TokenUsage {
-                        prompt_tokens: prompt,
-                        completion_tokens: completion,
-                        cached_tokens: cached,
+                        prompt_tokens: row.prompt_tokens,
+                        completion_tokens: row.completion_tokens,
+                        cached_tokens: row.cached_tokens,
                     },
                 );
             }

@@ -10,6 +10,11 @@ pub enum StoreError {
     /// The backend refused an operation (a disk full, a broken file, a lost connection).
     #[error("store: {0}")]
     Backend(String),
+    /// A read-only reader's query failed (`sqlite::read`: the viewer, the report): a table missing
+    /// from a file that is not a store, a lock held past the busy timeout, a broken page. `at` is the
+    /// file and `message` SQLite's own words, kept apart so a caller can show them in its own terms.
+    #[error("reading the store at {at}: {message}")]
+    Read { at: String, message: String },
     /// A row the store holds does not read back (a value written by a newer sleuth, a hand edit).
     #[error("store: unreadable {what}: {message}")]
     Corrupt { what: String, message: String },

@@ -6,10 +6,14 @@
 //!
 //! One trait, [`Store`], with one implementation per place a sweep can live: [`SqliteStore`], a
 //! SQLite file in the run directory (one node; users open it with `sqlite3` or pandas — the schema is
-//! in `docs/sweeps.md`), and [`RedisStore`], the shared state of a cluster (its key layout is in
+//! in `docs/sweeps.md`), and `RedisStore`, the shared state of a cluster (its key layout is in
 //! `docs/cluster.md`). Both pass the same conformance suite
 //! ([`conformance`]), so the scheduler, the gateway's cache and `sleuth sweep status` never know which
-//! one they talk to.
+//! one they talk to. `RedisStore` is behind the `redis` feature (off by default; the cluster's crate
+//! turns it on), so a build without the cluster compiles no Redis client.
+//!
+//! Every query of the SQLite file's schema is in this crate: the store's own operations, and
+//! [`read`], the read-only [`StoreReader`] the viewer and the report open beside a running sweep.
 //!
 //! Writes are idempotent where a retry or a second delivery could repeat them: a result is written
 //! once per game id (the first write wins and later ones report that it was already there), a cache
@@ -18,6 +22,7 @@
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod conformance;
 mod error;
+#[cfg(feature = "redis")]
 pub mod redis;
 pub mod rundir;
 mod sqlite;
@@ -25,9 +30,12 @@ mod types;
 
 use futures::future::BoxFuture;
 
+#[cfg(feature = "redis")]
 pub use self::redis::RedisStore;
 pub use error::StoreError;
 pub use rundir::RunDir;
+pub use sqlite::read;
+pub use sqlite::read::StoreReader;
 pub use sqlite::SqliteStore;
 pub use types::{
     CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, SourceTotals, StateCounts,

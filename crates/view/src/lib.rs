@@ -23,6 +23,8 @@
 
 pub mod auth;
 mod chart;
+/// `sleuth view`: its flags and the command.
+pub mod cli;
 mod compare;
 pub mod db;
 pub mod mirror;

@@ -86,8 +86,9 @@ pub enum PageError {
 }
 
 impl PageError {
-    pub fn store(e: rusqlite::Error) -> PageError {
-        PageError::Internal(format!("reading the store: {e}"))
+    /// A failed read of the store, worded as every page words it (`db::ReadError`).
+    pub fn store(e: sleuth_store::StoreError) -> PageError {
+        ReadError::from(e).into()
     }
 }
 

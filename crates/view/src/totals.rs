@@ -12,13 +12,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use super::db::{self, SweepInfo};
+use super::db::{self, ReadError, SweepInfo};
 use super::remote::Remote;
 use super::source::Source;
-use sleuth_store::TotalsRow;
+use sleuth_store::{StoreReader, TotalsRow};
 
 /// How often the snapshot is refreshed while the viewer runs.
 pub const REFRESH: Duration = Duration::from_secs(1);
@@ -119,7 +118,7 @@ impl Live {
 /// SharedLive between the refresher and the handlers.
 pub type SharedLive = Arc<RwLock<Arc<Live>>>;
 
-/// A group of ledger rows summed by SQL.
+/// A group of ledger rows summed by the store (`StoreReader::ledger_sums`) or the coordinator.
 struct Group {
     calls: u64,
     prompt: u64,
@@ -138,45 +137,27 @@ pub struct Fold {
 
 impl Fold {
     /// Adds the ledger rows after the last one read.
-    pub fn advance(&mut self, c: &Connection) -> rusqlite::Result<()> {
-        let max: Option<i64> = c.query_row("SELECT MAX(id) FROM ledger", [], |r| r.get(0))?;
+    pub fn advance(&mut self, c: &StoreReader) -> Result<(), ReadError> {
+        let max = c.ledger_last_id()?;
         let Some(max) = max.filter(|m| *m > self.last_id) else {
             return Ok(());
         };
-        let mut st = c.prepare(
-            "SELECT sweep, arm, phase, source, COUNT(*), SUM(prompt_tokens), \
-             SUM(completion_tokens), SUM(cached_tokens), SUM(cost_usd) FROM ledger \
-             WHERE id > ?1 AND id <= ?2 GROUP BY sweep, arm, phase, source",
-        )?;
-        let rows = st.query_map(params![self.last_id, max], |r| {
-            let n = |i: usize| {
-                r.get::<_, Option<i64>>(i)
-                    .map(|v| v.unwrap_or(0).max(0) as u64)
+        for row in c.ledger_sums(self.last_id, max)? {
+            let g = Group {
+                calls: row.calls,
+                prompt: row.prompt_tokens,
+                completion: row.completion_tokens,
+                cached: row.cached_tokens,
+                usd: row.cost_usd,
             };
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                Group {
-                    calls: n(4)?,
-                    prompt: n(5)?,
-                    completion: n(6)?,
-                    cached: n(7)?,
-                    usd: r.get::<_, Option<f64>>(8)?.unwrap_or(0.0),
-                },
-            ))
-        })?;
-        for row in rows {
-            let (sweep, arm, phase, source, g) = row?;
             self.sums
-                .entry(sweep)
+                .entry(row.sweep)
                 .or_default()
-                .entry(arm)
+                .entry(row.arm)
                 .or_default()
-                .entry(phase)
+                .entry(row.phase)
                 .or_default()
-                .add(&source, &g);
+                .add(&row.source, &g);
         }
         self.last_id = max;
         Ok(())
@@ -242,7 +223,7 @@ fn apply_remote(live: &mut Live, remote: &Remote) {
 }
 
 /// One pass: the sweeps, their games by state, and the ledger folded further.
-pub fn snapshot(c: &Connection, fold: &mut Fold, running_now: bool) -> rusqlite::Result<Live> {
+pub fn snapshot(c: &StoreReader, fold: &mut Fold, running_now: bool) -> Result<Live, ReadError> {
     let sweeps = db::sweeps(c)?;
     let counts = db::state_counts(c)?;
     fold.advance(c)?;
@@ -296,9 +277,9 @@ pub fn spawn_refresh(source: Source, live: SharedLive, stop: sleuth_base::shutdo
             let running = lock_held(&source);
             let next = db
                 .read(move |c| {
-                    let mut f = fold.lock().map_err(|_| {
-                        rusqlite::Error::InvalidParameterName("the fold's lock is poisoned".into())
-                    })?;
+                    let mut f = fold
+                        .lock()
+                        .map_err(|_| ReadError::Task("the fold's lock is poisoned".into()))?;
                     snapshot(c, &mut f, running)
                 })
                 .await;
@@ -332,16 +313,30 @@ pub fn spawn_refresh(source: Source, live: SharedLive, stop: sleuth_base::shutdo
 mod tests {
     use super::*;
 
-    fn ledger(c: &Connection, rows: &[(&str, &str, &str, i64, f64)]) {
-        for (sweep, arm, source, tokens, usd) in rows {
-            c.execute(
-                "INSERT INTO ledger (run, sweep, game, arm, model, phase, framework, purpose, \
-                 source, prompt_tokens, completion_tokens, cached_tokens, cost_usd, key) \
-                 VALUES ('r', ?1, 'g', ?2, 'm', 'gameplay', 'f', 'p', ?3, ?4, 1, 0, ?5, NULL)",
-                params![sweep, arm, source, tokens, usd],
-            )
-            .expect("insert");
-        }
+    use sleuth_store::{CallSource, LedgerEntry, SqliteStore, Store};
+
+    /// Appends calls to the ledger through the store's own writer, as a sweep does.
+    async fn ledger(store: &SqliteStore, rows: &[(&str, &str, CallSource, u64, f64)]) {
+        let entries: Vec<LedgerEntry> = rows
+            .iter()
+            .map(|(sweep, arm, source, tokens, usd)| LedgerEntry {
+                run: "r".into(),
+                sweep: (*sweep).into(),
+                game: "g".into(),
+                arm: (*arm).into(),
+                model: "m".into(),
+                phase: "gameplay".into(),
+                framework: "f".into(),
+                purpose: "p".into(),
+                source: *source,
+                prompt_tokens: *tokens,
+                completion_tokens: 1,
+                cached_tokens: 0,
+                cost_usd: *usd,
+                key: None,
+            })
+            .collect();
+        store.record_calls(&entries).await.expect("record calls");
     }
 
     #[test]
@@ -371,30 +366,30 @@ mod tests {
         assert_eq!(by_arm["b"]["gameplay"].retries, 4);
     }
 
-    #[test]
-    fn the_fold_reads_each_row_once_and_sums_by_source() {
-        let c = Connection::open_in_memory().expect("sqlite");
-        c.execute_batch(
-            "CREATE TABLE ledger (id INTEGER PRIMARY KEY, run TEXT, sweep TEXT, game TEXT, arm TEXT, \
-             model TEXT, phase TEXT, framework TEXT, purpose TEXT, source TEXT, prompt_tokens INTEGER, \
-             completion_tokens INTEGER, cached_tokens INTEGER, cost_usd REAL, key TEXT)",
-        )
-        .expect("schema");
+    #[tokio::test]
+    async fn the_fold_reads_each_row_once_and_sums_by_source() {
+        use CallSource::{Cache, Live, Retry};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sleuth.db");
+        let store = SqliteStore::open(&path).expect("store");
+        let c = StoreReader::open(&path).expect("reader");
         let mut f = Fold::default();
         f.advance(&c).expect("empty ledger");
         ledger(
-            &c,
+            &store,
             &[
-                ("s", "a", "live", 10, 0.5),
-                ("s", "a", "cache", 10, 0.0),
-                ("s", "b", "retry", 0, 0.0),
+                ("s", "a", Live, 10, 0.5),
+                ("s", "a", Cache, 10, 0.0),
+                ("s", "b", Retry, 0, 0.0),
             ],
-        );
+        )
+        .await;
         f.advance(&c).expect("first pass");
         ledger(
-            &c,
-            &[("s", "b", "live", 5, 0.25), ("t", "a", "live", 1, 1.0)],
-        );
+            &store,
+            &[("s", "b", Live, 5, 0.25), ("t", "a", Live, 1, 1.0)],
+        )
+        .await;
         f.advance(&c).expect("second pass");
         f.advance(&c).expect("nothing new");
         let (all, by_arm) = f.of("s");

@@ -18,7 +18,8 @@
 //! pandas, so they are plain and stable.
 //!
 //! Here: the connections, the writer thread and the schema; `rows.rs` turns rows into records and
-//! back; `ops.rs` is the [`super::Store`] implementation.
+//! back; `ops.rs` is the [`super::Store`] implementation; `read.rs` is the read-only reader the
+//! viewer and the report open beside a running sweep (every query of the schema is in this module).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -30,6 +31,7 @@ use tokio::sync::oneshot;
 use crate::error::StoreError;
 
 mod ops;
+pub mod read;
 mod rows;
 
 /// The schema's version, in `meta`; a file of another version is refused rather than misread.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 
-use super::llm::{provider_from, LlmArgs};
+use crate::llm::{provider_from, LlmArgs};
 use sleuth_script::Script;
 
 /// `sleuth questions …`
@@ -63,7 +63,7 @@ pub(super) async fn generate(a: GenerateArgs) -> Result<()> {
         a.prompts_dir.as_deref(),
         &[sleuth_game::questions::PURPOSE],
     )?;
-    let gateway = super::llm::start_gateway(&a.llm, &a.llm.endpoint(), provider, pricing).await?;
+    let gateway = crate::llm::start_gateway(&a.llm, &a.llm.endpoint(), provider, pricing).await?;
     let report = sleuth_game::questions::generate(&script, &gateway, &opts).await;
     gateway.stop();
     let report = report?;

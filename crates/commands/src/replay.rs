@@ -23,7 +23,7 @@ pub(super) fn load(file: &Path, typed: &[String]) -> Result<(GameSpec, Arc<Scrip
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let spec = GameSpec::from_json(&text).with_context(|| file.display().to_string())?;
-    super::check_ranges(&spec).with_context(|| file.display().to_string())?;
+    crate::check_ranges(&spec).with_context(|| file.display().to_string())?;
     let path = spec.script.path.as_deref().ok_or_else(|| {
         anyhow!(
             "{}: the spec names no script file (the game was played from memory), so it cannot be replayed alone",

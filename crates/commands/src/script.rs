@@ -32,7 +32,7 @@ impl ScriptCommand {
         match self {
             ScriptCommand::Validate { path } => validate(&path),
             ScriptCommand::Show { path } => show(&path),
-            ScriptCommand::Stats { paths, csv } => super::stats::run(&paths, csv),
+            ScriptCommand::Stats { paths, csv } => crate::stats::run(&paths, csv),
         }
     }
 }

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use sleuth_base::shutdown::Shutdown;
 
-use sleuth_mockllm::{self as mockllm, MockConfig};
+use crate::MockConfig;
 
 /// Flags of `sleuth mock-llm`.
 #[derive(Debug, Args)]
@@ -51,8 +51,8 @@ pub struct MockArgs {
     /// Behave like another server: `openai`; `openai-reasoning` (max_tokens refused with HTTP 400);
     /// `llama-cpp` (llama.cpp's Python server: json_schema refused with HTTP 500, only max_tokens
     /// read, a reply without it running on).
-    #[arg(long, default_value = "openai", value_parser = str::parse::<mockllm::Dialect>)]
-    pub dialect: mockllm::Dialect,
+    #[arg(long, default_value = "openai", value_parser = str::parse::<crate::Dialect>)]
+    pub dialect: crate::Dialect,
     /// Refuse chat requests whose prompt plus completion limit pass this many tokens, as a
     /// context-length error in the dialect's way.
     #[arg(long)]
@@ -69,7 +69,13 @@ pub struct MockArgs {
 }
 
 /// Serves until ctrl-c.
-pub(super) async fn run(a: MockArgs, shutdown: Shutdown) -> Result<()> {
+pub fn run(a: MockArgs, shutdown: Shutdown) -> futures::future::BoxFuture<'static, Result<()>> {
+    // Boxed here, so that the command's future is compiled in this crate, not in the root crate that
+    // dispatches to it (see `sleuth_commands`).
+    Box::pin(serve(a, shutdown))
+}
+
+async fn serve(a: MockArgs, shutdown: Shutdown) -> Result<()> {
     if !(0.0..=1.0).contains(&a.error_rate) {
         bail!("--error-rate must be between 0 and 1, got {}", a.error_rate);
     }
@@ -91,7 +97,7 @@ pub(super) async fn run(a: MockArgs, shutdown: Shutdown) -> Result<()> {
         batch_expire_first: a.batch_expire_first,
     };
     let models = config.models.clone();
-    let server = mockllm::MockServer::start(a.listen, config).await?;
+    let server = crate::MockServer::start(a.listen, config).await?;
     // The bound address, not the requested one: with port 0 the OS picks it and scripts read it here.
     println!(
         "sleuth mock-llm: serving {models:?} on {} (ctrl-c to stop)",

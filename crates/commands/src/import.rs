@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use clap::Subcommand;
 
-use super::script::report_problems;
+use crate::script::report_problems;
 
 /// `sleuth import …`
 #[derive(Debug, Clone, Subcommand)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 
-use super::llm::{self, LlmArgs};
+use crate::llm::{self, LlmArgs};
 use sleuth_game::agent::{AgentConfig, Framework, Modules};
 use sleuth_game::game::{
     self, EmbedderChoice, GameConfig, GameSpec, JudgeChoice, MirageSettings, Protocol,
@@ -135,7 +135,7 @@ pub struct PlayArgs {
     pub batch_poll_secs: f64,
     #[command(flatten)]
     pub llm: LlmArgs,
-    /// The flags typed on the command line (not defaulted), filled by [`Cli::parse_args`](super::Cli::parse_args).
+    /// The flags typed on the command line (not defaulted), filled by `sleuth::cli::Cli::parse_args` (the root crate).
     #[arg(skip)]
     pub typed: Vec<String>,
 }
@@ -144,7 +144,7 @@ pub struct PlayArgs {
 /// `result.json`, and prints the summary.
 pub(super) async fn run(a: PlayArgs) -> Result<()> {
     let (spec, script) = match &a.spec {
-        Some(file) => super::replay::load(file, &a.typed)?,
+        Some(file) => crate::replay::load(file, &a.typed)?,
         None => spec_from_flags(&a)?,
     };
     let pricing = llm::pricing(&a.llm)?;
@@ -242,7 +242,7 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     let path = sleuth_store::rundir::GameFiles::in_dir(&out).result;
     std::fs::write(&path, serde_json::to_string_pretty(&result)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
-    super::summary::print_summary(&result, &out);
+    crate::summary::print_summary(&result, &out);
     if a.linger_secs > 0 {
         tokio::time::sleep(Duration::from_secs(a.linger_secs)).await;
     }
@@ -389,7 +389,7 @@ fn spec_from_flags(a: &PlayArgs) -> Result<(GameSpec, Arc<Script>)> {
         murderer_model: None,
         endpoints: Default::default(),
     };
-    super::check_ranges(&spec)?;
+    crate::check_ranges(&spec)?;
     Ok((spec, Arc::new(script)))
 }
 

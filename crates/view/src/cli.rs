@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use sleuth_base::shutdown::Shutdown;
 
+use crate::mirror::{self, MirrorConfig};
+use crate::ViewConfig;
 use sleuth_cluster::auth::{Token, TOKEN_ENV};
-use sleuth_view::mirror::{self, MirrorConfig};
-use sleuth_view::{self as view, ViewConfig};
 
 /// Flags of `sleuth view`.
 #[derive(Debug, Args)]
@@ -41,7 +41,13 @@ pub struct ViewArgs {
 }
 
 /// Starts the viewer, prints its address, serves until Ctrl-C.
-pub(super) async fn run(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
+pub fn run(a: ViewArgs, shutdown: Shutdown) -> futures::future::BoxFuture<'static, Result<()>> {
+    // Boxed here, so that the command's future is compiled in this crate, not in the root crate that
+    // dispatches to it (see `sleuth_commands`).
+    Box::pin(serve(a, shutdown))
+}
+
+async fn serve(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
     let token = std::env::var(TOKEN_ENV).ok();
     // Held until the viewer stops: dropping it removes the temporary mirror.
     let mut temporary = None;
@@ -72,7 +78,7 @@ pub(super) async fn run(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
             (server, format!("{url} (mirrored in {})", dir.display()))
         }
         (None, Some(path)) => {
-            let server = view::start(
+            let server = crate::start(
                 ViewConfig {
                     root: path.clone(),
                     listen: a.listen,
@@ -92,10 +98,11 @@ pub(super) async fn run(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
     };
     // One line on stdout, flushed: scripts and tests read the address from it (with --listen
     // 127.0.0.1:0 the port is chosen by the system).
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "sleuth view: {what} at http://{}/{how}", server.addr)?;
-    out.flush()?;
-    drop(out);
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "sleuth view: {what} at http://{}/{how}", server.addr)?;
+        out.flush()?;
+    }
     // Ends when the shutdown (Ctrl-C or SIGTERM, listened for since the process started, so one
     // sent as soon as the address is read is not lost) has drained the connections; either way the
     // temporary mirror is removed.

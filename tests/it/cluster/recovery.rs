@@ -1,0 +1,243 @@
+//! The sweep survives what may die mid-sweep: a worker SIGKILLed while it plays (its games finish
+//! elsewhere, from the shared cache), the coordinator killed and started again, and Redis stopped and
+//! started again; every game is done once.
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use common::cluster::{
+    mock_declaration, mock_model, simulated_model, wait_for, Options, SWEEP_TIMEOUT,
+};
+
+use super::{
+    assert_queue_drains, assert_results_once, start_and_submit, start_mock, watch_all_done, NS,
+};
+
+/// The `N cached` figure of a progress line.
+fn cached(line: &str) -> u64 {
+    line.split(", ")
+        .find_map(|part| part.strip_suffix(" cached"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `N cached` in {line}"))
+}
+
+/// Check 2: A worker SIGKILLed while it plays: the sweep still finishes, every game is done once,
+/// and the killed worker's games go on elsewhere, replaying the calls it had made from the shared
+/// cache.
+#[test]
+fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
+    let Some((mut c, _, id)) =
+        start_and_submit(Options::default(), "kill", 6, &simulated_model(25))
+    else {
+        return;
+    };
+    let games = 12;
+
+    // A worker that has held a game for a while (so its game has made calls the cache keeps) once
+    // some game is done: watched in Redis's pending entries, not guessed with a fixed pause, which on
+    // a loaded machine could end with the worker holding nothing any more (or not having called yet).
+    let mut con = c.redis();
+    let mut first_seen: BTreeMap<(String, String), std::time::Instant> = BTreeMap::new();
+    let (victim, held) = wait_for(SWEEP_TIMEOUT, "a worker holding a game for 1.5 s", || {
+        let p = c.progress(&id).ok()?;
+        assert!(
+            !p.ended,
+            "the sweep ended before a worker was seen busy: {p:?}"
+        );
+        let pending: Vec<(String, String, u64, u64)> = redis::cmd("XPENDING")
+            .arg(format!("{NS}:games"))
+            .arg("workers")
+            .arg("-")
+            .arg("+")
+            .arg(100)
+            .query(&mut con)
+            .ok()?;
+        let now = std::time::Instant::now();
+        first_seen
+            .retain(|(entry, owner), _| pending.iter().any(|(e, o, ..)| e == entry && o == owner));
+        for (entry, owner, _, _) in &pending {
+            first_seen
+                .entry((entry.clone(), owner.clone()))
+                .or_insert(now);
+        }
+        if p.done < 1 {
+            return None;
+        }
+        let consumer = pending
+            .iter()
+            .find(|(entry, owner, ..)| {
+                let since = first_seen[&(entry.clone(), owner.clone())];
+                now.duration_since(since) >= Duration::from_millis(1500)
+            })?
+            .1
+            .clone();
+        let victim = c
+            .list_workers()
+            .ok()?
+            .into_iter()
+            .find(|w| w.worker_id == consumer)?;
+        let held: Vec<(String, String, u64, u64)> = pending
+            .into_iter()
+            .filter(|(_, owner, ..)| *owner == consumer)
+            .collect();
+        Some((victim, held))
+    });
+    let index = c
+        .workers
+        .iter()
+        .position(|w| w.pid() == victim.pid)
+        .expect("the busy worker is one of ours");
+    let mut killed = c.workers.remove(index);
+    killed.kill();
+
+    let (last, p) = watch_all_done(&c, &id, games);
+    assert!(
+        p.cache_hits > 0 && cached(&last) > 0,
+        "the killed worker's games replayed its calls from the cache: {last}"
+    );
+    assert_queue_drains(&c);
+    let results = assert_results_once(&c, &id, games, &c.path("fetched"));
+
+    // The entries it held were taken over by a live worker (after the claim timeout), whose log
+    // says so.
+    let claims: usize = c
+        .workers
+        .iter()
+        .map(|w| {
+            w.log_text()
+                .matches("claimed entries of a silent worker")
+                .count()
+        })
+        .sum();
+    assert!(claims > 0, "no worker claimed the killed worker's entries");
+    let mut con = c.redis();
+    for (entry, _, _, _) in &held {
+        // The entry is gone from the stream: acknowledged by whoever played it.
+        let left: Vec<redis::Value> = redis::cmd("XRANGE")
+            .arg(format!("{NS}:games"))
+            .arg(entry)
+            .arg(entry)
+            .query(&mut con)
+            .expect("XRANGE");
+        assert!(left.is_empty(), "entry {entry} is still in the queue");
+    }
+    let done: BTreeSet<String> = redis::cmd("SMEMBERS")
+        .arg(format!("{NS}:sweep-state:done:{id}"))
+        .query(&mut con)
+        .expect("SMEMBERS");
+    assert_eq!(
+        done,
+        results.keys().cloned().collect::<BTreeSet<_>>(),
+        "the store's done games are the results"
+    );
+    // `sleuth workers` tells the killed worker (silent past the claim timeout) from the live ones.
+    let listed = c.list_workers().expect("list workers");
+    let dead = listed
+        .iter()
+        .find(|w| w.worker_id == victim.worker_id)
+        .expect("the killed worker is still listed");
+    assert!(!dead.alive, "{dead:?}");
+    assert!(
+        listed
+            .iter()
+            .filter(|w| w.worker_id != victim.worker_id)
+            .all(|w| w.alive),
+        "{listed:?}"
+    );
+}
+
+/// Check 3: The coordinator killed mid-sweep and started again on the same port with the same
+/// Redis: the workers play on meanwhile, and the sweep completes; `watch` on the new coordinator
+/// says finished.
+#[test]
+fn the_sweep_survives_a_coordinator_restart() {
+    let Some((mut c, _, id)) =
+        start_and_submit(Options::default(), "restart", 4, &simulated_model(25))
+    else {
+        return;
+    };
+    let games = 8;
+    wait_for(SWEEP_TIMEOUT, "a game to be done", || {
+        c.progress(&id).ok().filter(|p| p.done >= 1 && !p.ended)
+    });
+    c.kill_coordinator();
+    assert!(c.list_workers().is_err(), "the coordinator is down");
+
+    // The work flows through Redis: games still end while nobody coordinates.
+    let done_key = format!("{NS}:sweep-state:done:{id}");
+    let mut con = c.redis();
+    let done_at_kill: u64 = redis::cmd("SCARD")
+        .arg(&done_key)
+        .query(&mut con)
+        .expect("SCARD");
+    wait_for(
+        Duration::from_secs(60),
+        "a game to end without a coordinator",
+        || {
+            let n: u64 = redis::cmd("SCARD").arg(&done_key).query(&mut con).ok()?;
+            (n > done_at_kill).then_some(())
+        },
+    );
+
+    c.start_coordinator();
+    watch_all_done(&c, &id, games);
+    assert_eq!(
+        c.list_workers().expect("list workers").len(),
+        3,
+        "the new coordinator knows the workers (they live in Redis)"
+    );
+    assert_queue_drains(&c);
+    assert_results_once(&c, &id, games, &c.path("fetched"));
+}
+
+/// Check 4: Redis stopped mid-sweep (AOF on, `appendfsync always`) and started again on the same
+/// port and directory: the sweep completes with every game done, none failed.
+#[test]
+fn the_sweep_survives_a_redis_restart() {
+    // The model is the HTTP mock, so what was paid for (the calls it answered) can be checked against
+    // what the ledger recorded across the outage.
+    let (rt, server) = start_mock(
+        1,
+        sleuth::mockllm::MockConfig {
+            latency: Duration::from_millis(25),
+            ..sleuth::mockllm::MockConfig::default()
+        },
+    );
+    let Some((mut c, _, id)) = start_and_submit(
+        Options {
+            aof: true,
+            worker_models: Some(mock_declaration(&server.base_url())),
+            ..Options::default()
+        },
+        "redis-restart",
+        4,
+        &mock_model(&server.base_url(), None),
+    ) else {
+        return;
+    };
+    let games = 8;
+    wait_for(SWEEP_TIMEOUT, "a game to be done", || {
+        c.progress(&id).ok().filter(|p| p.done >= 1 && !p.ended)
+    });
+    c.stop_redis();
+    // Longer than the claim timeout (6 s): heartbeats cannot touch the entries in flight meanwhile.
+    std::thread::sleep(Duration::from_secs(7));
+    c.start_redis_again();
+
+    let (_, p) = watch_all_done(&c, &id, games);
+    assert_queue_drains(&c);
+    assert_results_once(&c, &id, games, &c.path("fetched"));
+    for w in &mut c.workers {
+        assert!(w.alive(), "a worker died with Redis:\n{}", w.log_text());
+    }
+    // Every call the model answered is in the ledger, also those answered while Redis was away
+    // (their entries could not be written with their cache entries, and were written later).
+    let stats = server.stats();
+    assert_eq!(
+        p.live_calls, stats.ok,
+        "the ledger's live calls against the calls the model answered ({stats:?})"
+    );
+    rt.block_on(server.shutdown());
+}
