@@ -13,6 +13,9 @@ use super::context::{schema, Context};
 use sleuth_llm::Phase;
 use sleuth_script::option_letter;
 
+/// Token budget of an inferential answer: a letter and a rationale of a few sentences.
+const RATIONALE_TOKENS: u32 = 200;
+
 /// A factual question, answered briefly.
 pub async fn factual(cx: &mut Context, question: &str) -> Result<String, AgentError> {
     let memory = cx.recall_texts(question, Phase::Evaluation).await?;
@@ -52,12 +55,24 @@ pub async fn inferential(
         "answer_inferential",
         context! { memory => memory, question => question, options => opts, multiple => false },
     )?;
+    pick_letter(cx, "answer_inferential", user, &letters).await
+}
+
+/// An inferential answer's one structured call: one of `letters` (field `answer`) and the rationale,
+/// from the rendered prompt `purpose`. ThinkThrice's own inferential prompt answers through it too, so
+/// the two forms of the answer have the same shape and budget.
+pub(super) async fn pick_letter(
+    cx: &mut Context,
+    purpose: &str,
+    user: String,
+    letters: &[String],
+) -> Result<(String, String), AgentError> {
     cx.pick(
-        "answer_inferential",
+        purpose,
         user,
-        ("answer", &letters),
+        ("answer", letters),
         "rationale",
-        200,
+        RATIONALE_TOKENS,
         Phase::Evaluation,
     )
     .await

@@ -1,14 +1,12 @@
 //! The introduction and the vote the PLAYER* baselines (Werewolf, O-CoT) share: one call each, from the
-//! script (in the system prompt) and the top-k memories about the request.
+//! script (in the system prompt) and the top-k memories about the request. The vote is also the no-play
+//! references' (PP, OP), so it is the [`Agent`](super::interface::Agent)'s default vote.
 
 use minijinja::context;
 
 use super::config::AgentError;
 use super::context::Context;
 use sleuth_llm::Phase;
-
-/// Token budget of the baselines' vote reasons.
-const VOTE_TOKENS: u32 = 150;
 
 /// A free-text reply to the host's line from the top-k memories about it, rendered with the
 /// framework's `introduce` template (memory, host_line, murderer).
@@ -43,13 +41,5 @@ pub async fn vote(
             victim_names => victims, murderer => cx.murderer(), suspects => cx.view().suspects(),
         },
     )?;
-    cx.pick(
-        "vote",
-        user,
-        ("vote", candidates),
-        "reason",
-        VOTE_TOKENS,
-        Phase::Gameplay,
-    )
-    .await
+    cx.pick_vote(user, candidates).await
 }

@@ -17,7 +17,7 @@ use super::bound::{together, CallBound};
 use super::config::{AgentConfig, AgentError};
 use super::context::{Context, ContextArgs};
 use super::framework::Framework;
-use super::interface::{Agent, ClueChoice, EvalKind};
+use super::interface::{ClueChoice, DynAgent, EvalKind};
 use super::prompts::Prompts;
 use super::registry;
 use super::turn::Turn;
@@ -154,7 +154,7 @@ pub struct Character;
 /// A character's state: its agent, the context it plays through, and the request counter of the test
 /// hook.
 pub struct State {
-    agent: Box<dyn Agent>,
+    agent: Box<dyn DynAgent>,
     cx: Context,
     #[cfg(feature = "test-hooks")]
     requests: u64,
@@ -311,7 +311,7 @@ impl Actor for Character {
 /// (exactly those it drew when questions were asked one at a time), any other a sequence of its own
 /// named by its unit. The turns come back in the batch's order, whatever order they finished in.
 async fn evaluate(
-    agent: &dyn Agent,
+    agent: &dyn DynAgent,
     cx: &mut Context,
     items: Vec<EvalItem>,
 ) -> Vec<Result<Turn, AgentError>> {
@@ -333,7 +333,11 @@ async fn evaluate(
 }
 
 /// One evaluation answer in its own context, as a turn.
-async fn answer(agent: &dyn Agent, mut cx: Context, q: EvalQuestion) -> Result<Turn, AgentError> {
+async fn answer(
+    agent: &dyn DynAgent,
+    mut cx: Context,
+    q: EvalQuestion,
+) -> Result<Turn, AgentError> {
     let turn = match q {
         EvalQuestion::Factual { question } => {
             let text = agent.answer_factual(&mut cx, &question).await?;
@@ -371,7 +375,7 @@ async fn answer(agent: &dyn Agent, mut cx: Context, q: EvalQuestion) -> Result<T
 
 /// Act `act` is handed out: the view and the system prompt now include it, then the agent reacts
 /// (MIRAGE re-summarizes).
-async fn release(agent: &mut dyn Agent, cx: &mut Context, act: u32) -> Result<(), AgentError> {
+async fn release(agent: &mut dyn DynAgent, cx: &mut Context, act: u32) -> Result<(), AgentError> {
     cx.release(act);
     let system = agent.system_prompt(cx)?;
     cx.set_system(system);

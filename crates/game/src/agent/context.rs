@@ -34,6 +34,9 @@ use sleuth_llm::{
 };
 use sleuth_script::rules::{HostLines, ProtocolSettings};
 
+/// Token budget of a vote's reason ([`Context::pick_vote`]).
+const VOTE_TOKENS: u32 = 150;
+
 /// The handles a context is built from.
 pub(super) struct ContextArgs {
     pub framework: Framework,
@@ -512,6 +515,25 @@ impl Context {
         Ok((chosen, v[text_key].as_str().unwrap_or_default().to_string()))
     }
 
+    /// The vote's one structured call: one of `candidates` (field `vote`) and the reason, from the
+    /// framework's rendered `vote` prompt. ThinkThrice, PLAYER* and the baselines vote through it, so
+    /// their votes have the same form and budget whatever their prompts hold.
+    pub async fn pick_vote(
+        &mut self,
+        user: String,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        self.pick(
+            "vote",
+            user,
+            ("vote", candidates),
+            "reason",
+            VOTE_TOKENS,
+            Phase::Gameplay,
+        )
+        .await
+    }
+
     /// The host's phrasing in the script's language (queries, name lists).
     pub fn lines(&self) -> HostLines {
         HostLines(self.view.language())
@@ -532,15 +554,9 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::view::tests::example;
     use crate::agent::view::OmniscientView;
     use sleuth_script::{Language, Script};
-
-    fn example(file: &str) -> Script {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples")
-            .join(file);
-        Script::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    }
 
     /// The system prompt of every framework, in both languages, as `render_system` renders it.
     fn systems(script: &Script, who: &str) -> Vec<(String, String)> {

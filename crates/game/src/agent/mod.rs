@@ -2,7 +2,8 @@
 //!
 //! - `character`: the actor, its requests and their replies ([`Turn`]); it knows no framework.
 //! - `registry`: which agent plays each framework (the one place to register a new one).
-//! - `interface`: the [`Agent`](interface::Agent) trait every framework implements.
+//! - `interface`: the [`Agent`](interface::Agent) trait every framework implements (in `async fn`s),
+//!   and its boxed form [`DynAgent`](interface::DynAgent) that the actor holds.
 //! - `request`: asking a character actor for a turn ([`request_turn`]), for the game and the evaluator.
 //! - `context`: what every framework shares: calling the model, recalling memory, picking an option,
 //!   recording the turn's private steps, sample indices and call tags.

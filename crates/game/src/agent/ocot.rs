@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::baseline;
 use super::context::Context;
-use super::interface::{Agent, AgentFuture};
+use super::interface::Agent;
 use super::AgentError;
 use sleuth_llm::Phase;
 
@@ -41,45 +41,6 @@ const ASK_TOKENS: u32 = 150;
 #[derive(Debug, Default)]
 pub struct Ocot {
     reflections: Vec<String>,
-}
-
-impl Agent for Ocot {
-    /// The baselines introduce themselves from their script and memories alone.
-    fn introduce<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        host_line: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(baseline::introduce(cx, host_line))
-    }
-
-    fn ask<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        target: Option<String>,
-        candidates: &'a [String],
-        _round: u32,
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(self.ask(cx, target, candidates))
-    }
-
-    fn answer<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        asker: &'a str,
-        question: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(answer(cx, asker, question))
-    }
-
-    fn vote<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        vote_call: &'a str,
-        candidates: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(baseline::vote(cx, vote_call, candidates))
-    }
 }
 
 /// The objectives the agent reflects on: its script's goals, or — when the script gives none — the one
@@ -112,14 +73,20 @@ fn fallback_question(lang: &str, victims: &str) -> String {
     }
 }
 
-/// One reflection per objective (each with the memories that bear on it), then a question chosen from
-/// those reflections. Returns (target, question).
-impl Ocot {
+impl Agent for Ocot {
+    /// The baselines introduce themselves from their script and memories alone.
+    async fn introduce(&mut self, cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
+        baseline::introduce(cx, host_line).await
+    }
+
+    /// One reflection per objective (each with the memories that bear on it), then a question chosen
+    /// from those reflections.
     async fn ask(
         &mut self,
         cx: &mut Context,
         target: Option<String>,
         candidates: &[String],
+        _round: u32,
     ) -> Result<(String, String), AgentError> {
         let victims = cx.victim_names();
         let lang = cx.prompts().lang().to_string();
@@ -191,20 +158,25 @@ impl Ocot {
         };
         Ok((chosen, question))
     }
-}
 
-/// An answer from the script and the dialog, in one call.
-async fn answer(cx: &mut Context, asker: &str, question: &str) -> Result<String, AgentError> {
-    let memory = cx.recall_texts(question, Phase::Gameplay).await?;
-    let user = cx.prompts().render(
-        "answer",
-        context! { memory => memory, asker => asker, question => question },
-    )?;
-    let budget = cx.config().max_tokens;
-    let (text, _) = cx
-        .call("answer", user, budget, None, Phase::Gameplay)
-        .await?;
-    Ok(text.trim().to_string())
+    /// An answer from the script and the dialog, in one call.
+    async fn answer(
+        &mut self,
+        cx: &mut Context,
+        asker: &str,
+        question: &str,
+    ) -> Result<String, AgentError> {
+        let memory = cx.recall_texts(question, Phase::Gameplay).await?;
+        let user = cx.prompts().render(
+            "answer",
+            context! { memory => memory, asker => asker, question => question },
+        )?;
+        let budget = cx.config().max_tokens;
+        let (text, _) = cx
+            .call("answer", user, budget, None, Phase::Gameplay)
+            .await?;
+        Ok(text.trim().to_string())
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! [`entry`] below. Nothing else dispatches on the framework.
 
 use super::framework::Framework;
-use super::interface::Agent;
+use super::interface::{Agent, DynAgent};
 use super::view::OmniscientView;
 use super::{mirage, ocot, player, reference, thinkthrice, werewolf};
 
@@ -15,7 +15,7 @@ use super::{mirage, ocot, player, reference, thinkthrice, werewolf};
 pub(super) struct NotOmniscient;
 
 /// Builds a framework's agent; only the omniscient reference takes the omniscient view.
-type Build = fn(Option<OmniscientView>) -> Result<Box<dyn Agent>, NotOmniscient>;
+type Build = fn(Option<OmniscientView>) -> Result<Box<dyn DynAgent>, NotOmniscient>;
 
 /// A framework's gameplay prompts (`prompts/<framework>/<lang>/<purpose>.j2`) and its agent.
 fn entry(f: Framework) -> (&'static [&'static str], Build) {
@@ -24,7 +24,7 @@ fn entry(f: Framework) -> (&'static [&'static str], Build) {
         Framework::Player => (player::PURPOSES, plain::<player::Player>),
         Framework::Werewolf => (werewolf::PURPOSES, plain::<werewolf::Werewolf>),
         Framework::Ocot => (ocot::PURPOSES, plain::<ocot::Ocot>),
-        Framework::Pp => (reference::PURPOSES, plain::<reference::Personal>),
+        Framework::Pp => (reference::PURPOSES, plain::<reference::Reference>),
         Framework::Op => (reference::PURPOSES, omniscient),
         Framework::Mirage => (mirage::PURPOSES, plain::<mirage::Mirage>),
     }
@@ -33,20 +33,20 @@ fn entry(f: Framework) -> (&'static [&'static str], Build) {
 /// An agent that starts from its default state and sees only its character's view.
 fn plain<A: Agent + Default + 'static>(
     _: Option<OmniscientView>,
-) -> Result<Box<dyn Agent>, NotOmniscient> {
+) -> Result<Box<dyn DynAgent>, NotOmniscient> {
     Ok(Box::<A>::default())
 }
 
-fn omniscient(view: Option<OmniscientView>) -> Result<Box<dyn Agent>, NotOmniscient> {
+fn omniscient(view: Option<OmniscientView>) -> Result<Box<dyn DynAgent>, NotOmniscient> {
     let view = view.ok_or(NotOmniscient)?;
-    Ok(Box::new(reference::Omniscient::new(view)))
+    Ok(Box::new(reference::Reference::omniscient(view)))
 }
 
 /// The agent of `framework`, built with `omniscient` only if it is the omniscient reference.
 pub(super) fn build(
     framework: Framework,
     omniscient: Option<OmniscientView>,
-) -> Result<Box<dyn Agent>, NotOmniscient> {
+) -> Result<Box<dyn DynAgent>, NotOmniscient> {
     (entry(framework).1)(omniscient)
 }
 

@@ -336,10 +336,11 @@ impl OmniscientView {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn example(file: &str) -> Script {
+    /// An example script of the repository (`examples/<file>`), for the agent module's tests.
+    pub(in crate::agent) fn example(file: &str) -> Script {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples")
             .join(file);

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use super::baseline;
 use super::context::{schema, Context};
-use super::interface::{Agent, AgentFuture};
+use super::interface::Agent;
 use super::prompts::PromptError;
 use super::AgentError;
 use sleuth_llm::Phase;
@@ -56,45 +56,6 @@ const REFLECTION_TOKENS: u32 = 200;
 pub struct Werewolf {
     /// (0-based index of the prepared question, the player it was put to), in the order asked.
     asked: Vec<(usize, String)>,
-}
-
-impl Agent for Werewolf {
-    /// The baselines introduce themselves from their script and memories alone.
-    fn introduce<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        host_line: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(baseline::introduce(cx, host_line))
-    }
-
-    fn ask<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        target: Option<String>,
-        candidates: &'a [String],
-        _round: u32,
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(self.ask(cx, target, candidates))
-    }
-
-    fn answer<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        asker: &'a str,
-        question: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(answer(cx, asker, question))
-    }
-
-    fn vote<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        vote_call: &'a str,
-        candidates: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(baseline::vote(cx, vote_call, candidates))
-    }
 }
 
 /// Splits the rendered `predefined` template into questions: one per non-empty line, with a leading list
@@ -163,14 +124,22 @@ impl Werewolf {
             })
             .collect()
     }
+}
 
-    /// Chooses a prepared question and whom to ask (`target` when the protocol imposes one), then adapts the
-    /// question to the case. Returns (target, question).
+impl Agent for Werewolf {
+    /// The baselines introduce themselves from their script and memories alone.
+    async fn introduce(&mut self, cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
+        baseline::introduce(cx, host_line).await
+    }
+
+    /// Chooses a prepared question and whom to ask (`target` when the protocol imposes one), then adapts
+    /// the question to the case.
     async fn ask(
         &mut self,
         cx: &mut Context,
         target: Option<String>,
         candidates: &[String],
+        _round: u32,
     ) -> Result<(String, String), AgentError> {
         let choices: Vec<String> = match &target {
             Some(t) => vec![t.clone()],
@@ -265,59 +234,64 @@ impl Werewolf {
         };
         Ok((chosen, question))
     }
-}
 
-/// Answer → reflection on the answer against the script and the dialog → final answer.
-async fn answer(cx: &mut Context, asker: &str, question: &str) -> Result<String, AgentError> {
-    let memory = cx.recall_texts(question, Phase::Gameplay).await?;
-    let budget = cx.config().max_tokens;
+    /// Answer → reflection on the answer against the script and the dialog → final answer.
+    async fn answer(
+        &mut self,
+        cx: &mut Context,
+        asker: &str,
+        question: &str,
+    ) -> Result<String, AgentError> {
+        let memory = cx.recall_texts(question, Phase::Gameplay).await?;
+        let budget = cx.config().max_tokens;
 
-    let user = cx.prompts().render(
-        "answer",
-        context! { memory => memory, asker => asker, question => question },
-    )?;
-    let (draft, _) = cx
-        .call("answer", user, budget, None, Phase::Gameplay)
-        .await?;
-    let draft = draft.trim().to_string();
-    cx.step(
-        "answer_draft",
-        draft.clone(),
-        Some(json!({ "purpose": "answer" })),
-    );
+        let user = cx.prompts().render(
+            "answer",
+            context! { memory => memory, asker => asker, question => question },
+        )?;
+        let (draft, _) = cx
+            .call("answer", user, budget, None, Phase::Gameplay)
+            .await?;
+        let draft = draft.trim().to_string();
+        cx.step(
+            "answer_draft",
+            draft.clone(),
+            Some(json!({ "purpose": "answer" })),
+        );
 
-    let user = cx.prompts().render(
-        "reflect",
-        context! {
-            memory => memory, asker => asker, question => question, draft => draft,
-            murderer => cx.murderer(),
-        },
-    )?;
-    let (reflection, _) = cx
-        .call("reflect", user, REFLECTION_TOKENS, None, Phase::Gameplay)
-        .await?;
-    let reflection = reflection.trim().to_string();
-    cx.step(
-        "reflection",
-        reflection.clone(),
-        Some(json!({ "purpose": "reflect" })),
-    );
+        let user = cx.prompts().render(
+            "reflect",
+            context! {
+                memory => memory, asker => asker, question => question, draft => draft,
+                murderer => cx.murderer(),
+            },
+        )?;
+        let (reflection, _) = cx
+            .call("reflect", user, REFLECTION_TOKENS, None, Phase::Gameplay)
+            .await?;
+        let reflection = reflection.trim().to_string();
+        cx.step(
+            "reflection",
+            reflection.clone(),
+            Some(json!({ "purpose": "reflect" })),
+        );
 
-    let user = cx.prompts().render(
-        "final_answer",
-        context! {
-            memory => memory, asker => asker, question => question, draft => draft,
-            reflection => reflection, murderer => cx.murderer(),
-        },
-    )?;
-    let (last, _) = cx
-        .call("final_answer", user, budget, None, Phase::Gameplay)
-        .await?;
-    // A final answer that came back empty would leave the asker with nothing; the first answer stands.
-    Ok(match last.trim() {
-        "" => draft,
-        t => t.to_string(),
-    })
+        let user = cx.prompts().render(
+            "final_answer",
+            context! {
+                memory => memory, asker => asker, question => question, draft => draft,
+                reflection => reflection, murderer => cx.murderer(),
+            },
+        )?;
+        let (last, _) = cx
+            .call("final_answer", user, budget, None, Phase::Gameplay)
+            .await?;
+        // A final answer that came back empty would leave the asker with nothing; the first answer stands.
+        Ok(match last.trim() {
+            "" => draft,
+            t => t.to_string(),
+        })
+    }
 }
 
 #[cfg(test)]

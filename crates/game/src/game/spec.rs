@@ -160,101 +160,75 @@ impl GameSpec {
         }
         Ok(spec)
     }
-
-    /// The game's configuration; the runtime fields (`game_id`, `transcript_path`, `progress`) are left
-    /// empty for the caller to set.
-    pub fn config(&self) -> GameConfig {
-        let GameSpec {
-            script,
-            seed,
-            protocol,
-            framework,
-            murderer_framework,
-            agent,
-            judge,
-            judge_overrides,
-            eval_repeats,
-            rationale_threshold,
-            embedder,
-            language,
-            prompts_dir,
-            provider,
-            murderer_model,
-            endpoints,
-        } = self.clone();
-        GameConfig {
-            seed,
-            protocol,
-            framework,
-            murderer_framework,
-            agent,
-            judge,
-            judge_overrides,
-            eval_repeats,
-            rationale_threshold,
-            embedder,
-            language,
-            prompts_dir: prompts_dir.map(PathBuf::from),
-            script_path: script.path.map(PathBuf::from),
-            base_url: provider.base_url,
-            murderer_model,
-            endpoints,
-            ..GameConfig::default()
-        }
-    }
 }
 
-impl GameConfig {
-    /// The spec of a game played with this configuration on `script`, through a gateway whose provider
-    /// is `provider`.
-    pub fn spec(&self, script: &Script, provider: &str) -> GameSpec {
-        let GameConfig {
-            game_id: _,
-            seed,
-            protocol,
-            framework,
-            murderer_framework,
-            agent,
-            murderer_model,
-            endpoints,
-            judge,
-            judge_overrides,
-            eval_repeats,
-            rationale_threshold,
-            embedder,
-            transcript_path: _,
-            prompts_dir,
-            language,
-            script_path,
-            base_url,
-            progress: _,
-            call_concurrency: _,
-            #[cfg(feature = "test-hooks")]
-                inject_panic: _,
-        } = self.clone();
-        GameSpec {
-            script: ScriptRef::new(script, script_path.as_deref()),
-            seed,
-            protocol,
-            framework,
-            murderer_framework,
-            agent,
-            judge,
-            judge_overrides,
-            eval_repeats,
-            rationale_threshold,
-            embedder,
-            language,
-            prompts_dir: prompts_dir.map(|p| p.to_string_lossy().into_owned()),
-            provider: ProviderSpec {
-                name: provider.to_string(),
-                base_url,
-            },
-            murderer_model,
-            endpoints,
+/// Writes [`GameSpec::config`] and [`GameConfig::spec`] from one list: the settings both structs hold
+/// under the same name and type, which cross over unchanged. The few that differ (the script, the prompt
+/// directory, the provider) and the runtime handles a spec leaves out are written once in each direction
+/// below. Each conversion takes its source apart field by field with nothing left over, so a setting
+/// added to either struct does not compile until it is listed here or converted by hand.
+macro_rules! conversions {
+    ($($shared:ident),* $(,)?) => {
+        impl GameSpec {
+            /// The game's configuration; the runtime fields (`game_id`, `transcript_path`,
+            /// `progress`) are left empty for the caller to set.
+            pub fn config(&self) -> GameConfig {
+                let GameSpec { $($shared,)* script, prompts_dir, provider } = self.clone();
+                GameConfig {
+                    $($shared,)*
+                    prompts_dir: prompts_dir.map(PathBuf::from),
+                    script_path: script.path.map(PathBuf::from),
+                    base_url: provider.base_url,
+                    ..GameConfig::default()
+                }
+            }
         }
-    }
+
+        impl GameConfig {
+            /// The spec of a game played with this configuration on `script`, through a gateway
+            /// whose provider is `provider`.
+            pub fn spec(&self, script: &Script, provider: &str) -> GameSpec {
+                let GameConfig {
+                    $($shared,)*
+                    script_path,
+                    prompts_dir,
+                    base_url,
+                    game_id: _,
+                    transcript_path: _,
+                    progress: _,
+                    call_concurrency: _,
+                    #[cfg(feature = "test-hooks")]
+                    inject_panic: _,
+                } = self.clone();
+                GameSpec {
+                    $($shared,)*
+                    script: ScriptRef::new(script, script_path.as_deref()),
+                    prompts_dir: prompts_dir.map(|p| p.to_string_lossy().into_owned()),
+                    provider: ProviderSpec {
+                        name: provider.to_string(),
+                        base_url,
+                    },
+                }
+            }
+        }
+    };
 }
+
+conversions!(
+    seed,
+    protocol,
+    framework,
+    murderer_framework,
+    agent,
+    judge,
+    judge_overrides,
+    eval_repeats,
+    rationale_threshold,
+    embedder,
+    language,
+    murderer_model,
+    endpoints,
+);
 
 /// A value's compact JSON: fields in declaration order, maps sorted by key.
 fn canonical_json<T: Serialize>(value: &T) -> Vec<u8> {

@@ -28,7 +28,7 @@ use serde_json::{json, Map, Value};
 mod summary;
 
 use super::context::Context;
-use super::interface::{Agent, AgentFuture, ClueChoice};
+use super::interface::{Agent, ClueChoice};
 use super::{together, AgentError};
 use sleuth_llm::{sections_schema_line, split_sections, LlmError, Phase, ResponseSchema, Usage};
 
@@ -145,6 +145,57 @@ impl Mirage {
             cx.step("thought", thought, Some(json!({ "purpose": purpose })));
         }
         value.ok_or_else(|| unusable(purpose, "the reply carried no RESPONSE value".into()))
+    }
+
+    /// One module's scoring call in a unit of its own, handed back with its result for joining.
+    async fn scored(
+        &self,
+        mut unit: Context,
+        module: &'static str,
+        prompt: String,
+        schema: Value,
+        budget: u32,
+    ) -> (&'static str, Context, Result<Value, AgentError>) {
+        let r = self
+            .sections_call(&mut unit, module, prompt, schema, budget)
+            .await;
+        (module, unit, r)
+    }
+
+    /// A structured choice among `choices` with a reason, in sections form.
+    async fn choose(
+        &self,
+        cx: &mut Context,
+        purpose: &str,
+        prompt: String,
+        (key, choices): (&str, &[String]),
+        reason_key: &str,
+    ) -> Result<(String, String), AgentError> {
+        let schema = json!({"type": "object", "properties": {
+        key: {"type": "string", "enum": choices},
+        reason_key: {"type": "string"},
+    }, "required": [key, reason_key], "additionalProperties": false});
+        let v = self
+            .sections_call(cx, purpose, prompt, schema, CHOICE_TOKENS + THOUGHT_TOKENS)
+            .await?;
+        let chosen = v[key]
+            .as_str()
+            .filter(|c| choices.iter().any(|x| x == c))
+            .ok_or_else(|| unusable(purpose, format!("`{key}` is none of the options")))?;
+        Ok((
+            chosen.to_string(),
+            v[reason_key]
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        ))
+    }
+}
+
+impl Agent for Mirage {
+    async fn introduce(&mut self, cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
+        self.converse(cx, host_line, 0).await
     }
 
     /// A speech: the self-introduction (iteration 0) or one turn of an open conversation.
@@ -322,21 +373,6 @@ impl Mirage {
         Ok((text.join("\n"), Value::Object(data)))
     }
 
-    /// One module's scoring call in a unit of its own, handed back with its result for joining.
-    async fn scored(
-        &self,
-        mut unit: Context,
-        module: &'static str,
-        prompt: String,
-        schema: Value,
-        budget: u32,
-    ) -> (&'static str, Context, Result<Value, AgentError>) {
-        let r = self
-            .sections_call(&mut unit, module, prompt, schema, budget)
-            .await;
-        (module, unit, r)
-    }
-
     /// The accusation before the vote: one of `candidates` and the reasons, said aloud.
     async fn accuse(
         &mut self,
@@ -354,36 +390,6 @@ impl Mirage {
         )?;
         self.choose(cx, "accuse", prompt, ("accused", candidates), "reason")
             .await
-    }
-
-    /// A structured choice among `choices` with a reason, in sections form.
-    async fn choose(
-        &self,
-        cx: &mut Context,
-        purpose: &str,
-        prompt: String,
-        (key, choices): (&str, &[String]),
-        reason_key: &str,
-    ) -> Result<(String, String), AgentError> {
-        let schema = json!({"type": "object", "properties": {
-        key: {"type": "string", "enum": choices},
-        reason_key: {"type": "string"},
-    }, "required": [key, reason_key], "additionalProperties": false});
-        let v = self
-            .sections_call(cx, purpose, prompt, schema, CHOICE_TOKENS + THOUGHT_TOKENS)
-            .await?;
-        let chosen = v[key]
-            .as_str()
-            .filter(|c| choices.iter().any(|x| x == c))
-            .ok_or_else(|| unusable(purpose, format!("`{key}` is none of the options")))?;
-        Ok((
-            chosen.to_string(),
-            v[reason_key]
-                .as_str()
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
-        ))
     }
 
     /// The answer to a question put by `asker` (the asked character must answer).
@@ -425,76 +431,8 @@ impl Mirage {
 
     /// A stage was released (the system prompt already holds it): the script is measured again and, when
     /// it is over the cap, summarized again now, so the cost lands on the hand-over.
-    async fn released(&mut self, cx: &mut Context) -> Result<(), AgentError> {
+    async fn released(&mut self, cx: &mut Context, _act: u32) -> Result<(), AgentError> {
         self.prepared_for = None;
         self.prepare(cx).await
-    }
-}
-
-impl Agent for Mirage {
-    fn introduce<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        host_line: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(self.converse(cx, host_line, 0))
-    }
-
-    fn answer<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        asker: &'a str,
-        question: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(self.answer(cx, asker, question))
-    }
-
-    fn vote<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        vote_call: &'a str,
-        candidates: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(self.vote(cx, vote_call, candidates))
-    }
-
-    /// The script is measured again and, when it is over the cap, summarized again now, so the cost
-    /// lands on the hand-over.
-    fn released<'a>(&'a mut self, cx: &'a mut Context, _act: u32) -> AgentFuture<'a, ()> {
-        Box::pin(self.released(cx))
-    }
-
-    fn converse<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        host_line: &'a str,
-        iteration: u32,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(self.converse(cx, host_line, iteration))
-    }
-
-    fn interact<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        candidates: &'a [String],
-        clues: &'a [ClueChoice],
-    ) -> AgentFuture<'a, (String, Value)> {
-        Box::pin(self.interact(cx, candidates, clues))
-    }
-
-    fn score<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        others: &'a [String],
-    ) -> AgentFuture<'a, (String, Value)> {
-        Box::pin(self.score(cx, others))
-    }
-
-    fn accuse<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        candidates: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(self.accuse(cx, candidates))
     }
 }

@@ -64,7 +64,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map};
 
 use super::context::{schema, Context};
-use super::interface::{Agent, AgentFuture};
+use super::interface::Agent;
 use super::view::CharacterView;
 use super::AgentError;
 use sensors::{sensors, Reading};
@@ -95,7 +95,6 @@ const ANSWER_FACTS: usize = 8;
 /// A sensor answer is a letter and a sentence or two.
 const SENSOR_TOKENS: u32 = 120;
 const QUESTION_TOKENS: u32 = 150;
-const VOTE_TOKENS: u32 = 150;
 
 /// The PLAYER* agent. Its state: the suspicion per victim, the questions asked and the latest sensor
 /// readings.
@@ -111,44 +110,6 @@ pub struct Player {
     /// The latest reading per (sensor, player, victim); the victim is empty for sensors read once per
     /// player.
     readings: BTreeMap<(String, String, String), Reading>,
-}
-
-impl Agent for Player {
-    fn introduce<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        host_line: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(introduce(cx, host_line))
-    }
-
-    fn ask<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        target: Option<String>,
-        candidates: &'a [String],
-        round: u32,
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(self.ask(cx, target, candidates, round))
-    }
-
-    fn answer<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        asker: &'a str,
-        question: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(answer(cx, asker, question))
-    }
-
-    fn vote<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        vote_call: &'a str,
-        candidates: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(self.vote(cx, vote_call, candidates))
-    }
 }
 
 /// The language of the agent's prompts (the script's, or `--lang`).
@@ -196,24 +157,6 @@ fn fallback_question(lang: Language, target: &str, victim: &str) -> String {
     }
 }
 
-/// Self-introduction from the script (in the system prompt): civilians share what helps, murderers may
-/// lie. Also loads the sensors, so that a broken sensor file fails the game before any questioning.
-async fn introduce(cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
-    sensors()?;
-    let user = cx.prompts().render(
-        "introduce",
-        &IntroducePrompt {
-            host_line,
-            murderer: cx.murderer(),
-        },
-    )?;
-    let budget = cx.config().max_tokens;
-    let (text, _) = cx
-        .call("introduce", user, budget, None, Phase::Gameplay)
-        .await?;
-    Ok(text)
-}
-
 /// One question for the chosen player.
 fn question_schema() -> ResponseSchema {
     schema(
@@ -224,7 +167,26 @@ fn question_schema() -> ResponseSchema {
     )
 }
 
-impl Player {
+impl Agent for Player {
+    /// Self-introduction from the script (in the system prompt): civilians share what helps, murderers
+    /// may lie. Also loads the sensors, so that a broken sensor file fails the game before any
+    /// questioning.
+    async fn introduce(&mut self, cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
+        sensors()?;
+        let user = cx.prompts().render(
+            "introduce",
+            &IntroducePrompt {
+                host_line,
+                murderer: cx.murderer(),
+            },
+        )?;
+        let budget = cx.config().max_tokens;
+        let (text, _) = cx
+            .call("introduce", user, budget, None, Phase::Gameplay)
+            .await?;
+        Ok(text)
+    }
+
     /// One question per call. A new `round` first runs the sensors and the pruner; then the target is the
     /// forced one or the best on the suspect lists.
     async fn ask(
@@ -369,35 +331,32 @@ impl Player {
                 suspects: cx.view().suspects(),
             },
         )?;
-        cx.pick(
-            "vote",
-            user,
-            ("vote", candidates),
-            "reason",
-            VOTE_TOKENS,
-            Phase::Gameplay,
-        )
-        .await
+        cx.pick_vote(user, candidates).await
     }
-}
 
-/// An answer in character from the script sentences and dialog relevant to the question.
-async fn answer(cx: &mut Context, asker: &str, question: &str) -> Result<String, AgentError> {
-    let dialog = cx.recall_texts(question, Phase::Gameplay).await?;
-    let script = script_about(cx.view(), question, ANSWER_FACTS);
-    let user = cx.prompts().render(
-        "answer",
-        &AnswerPrompt {
-            asker,
-            question,
-            murderer: cx.murderer(),
-            script: &script,
-            dialog: &dialog,
-        },
-    )?;
-    let budget = cx.config().max_tokens;
-    let (text, _) = cx
-        .call("answer", user, budget, None, Phase::Gameplay)
-        .await?;
-    Ok(text)
+    /// An answer in character from the script sentences and dialog relevant to the question.
+    async fn answer(
+        &mut self,
+        cx: &mut Context,
+        asker: &str,
+        question: &str,
+    ) -> Result<String, AgentError> {
+        let dialog = cx.recall_texts(question, Phase::Gameplay).await?;
+        let script = script_about(cx.view(), question, ANSWER_FACTS);
+        let user = cx.prompts().render(
+            "answer",
+            &AnswerPrompt {
+                asker,
+                question,
+                murderer: cx.murderer(),
+                script: &script,
+                dialog: &dialog,
+            },
+        )?;
+        let budget = cx.config().max_tokens;
+        let (text, _) = cx
+            .call("answer", user, budget, None, Phase::Gameplay)
+            .await?;
+        Ok(text)
+    }
 }

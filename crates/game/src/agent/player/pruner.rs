@@ -302,16 +302,7 @@ async fn read_sensor(
         },
         script: &script,
         dialog,
-        options: sensor
-            .choices
-            .iter()
-            .zip(&letters)
-            .map(|(c, l)| OptionLine {
-                letter: l.clone(),
-                label: c.label.get(lang),
-                hint: c.hint.get(lang),
-            })
-            .collect(),
+        options: OptionLine::list(sensor, &letters, lang),
         question: sensor
             .question
             .get(lang)

@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
+use super::sensors::Sensor;
 use crate::agent::view::SuspectCard;
+use sleuth_script::Language;
 
 #[derive(Debug, Serialize)]
 pub(super) struct IntroducePrompt<'a> {
@@ -16,6 +18,27 @@ pub(super) struct OptionLine<'a> {
     pub(super) letter: String,
     pub(super) label: &'a str,
     pub(super) hint: &'a str,
+}
+
+impl<'a> OptionLine<'a> {
+    /// A sensor's choices as its prompt lists them: each under its letter (`letters`, in order), in
+    /// `lang`.
+    pub(super) fn list(
+        sensor: &'a Sensor,
+        letters: &[String],
+        lang: Language,
+    ) -> Vec<OptionLine<'a>> {
+        sensor
+            .choices
+            .iter()
+            .zip(letters)
+            .map(|(c, l)| OptionLine {
+                letter: l.clone(),
+                label: c.label.get(lang),
+                hint: c.hint.get(lang),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -94,7 +117,7 @@ mod tests {
     use super::super::PURPOSES;
     use super::*;
     use crate::agent::prompts::{PromptError, Prompts};
-    use sleuth_script::{option_letter, Language};
+    use sleuth_script::option_letter;
 
     fn letters(n: usize) -> Vec<String> {
         (0..n).map(option_letter).collect()
@@ -139,16 +162,7 @@ mod tests {
                         killed: false,
                         script: &script,
                         dialog: &dialog,
-                        options: sensor
-                            .choices
-                            .iter()
-                            .zip(&letters)
-                            .map(|(c, l)| OptionLine {
-                                letter: l.clone(),
-                                label: c.label.get(lang),
-                                hint: c.hint.get(lang),
-                            })
-                            .collect(),
+                        options: OptionLine::list(sensor, &letters, lang),
                         question: sensor.question.get(lang).replace("{target}", "Ada"),
                     },
                 ),

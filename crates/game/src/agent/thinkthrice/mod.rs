@@ -12,7 +12,7 @@ use minijinja::context;
 
 use super::answers;
 use super::context::Context;
-use super::interface::{Agent, AgentFuture, EvalKind};
+use super::interface::{Agent, EvalKind};
 use super::AgentError;
 use sleuth_llm::Phase;
 
@@ -36,40 +36,71 @@ pub const PURPOSES: &[&str] = &[
 pub struct ThinkThrice;
 
 impl Agent for ThinkThrice {
-    fn introduce<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        host_line: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(respond(cx, "introduce", host_line, "host", Phase::Gameplay))
+    async fn introduce(&mut self, cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
+        respond(cx, "introduce", host_line, "host", Phase::Gameplay).await
     }
 
-    fn ask<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
+    /// One structured choice of whom to ask and what, from the memories about the target (or about the
+    /// suspects, when the agent chooses).
+    async fn ask(
+        &mut self,
+        cx: &mut Context,
         target: Option<String>,
-        candidates: &'a [String],
+        candidates: &[String],
         _round: u32,
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(ask(cx, target, candidates))
+    ) -> Result<(String, String), AgentError> {
+        let victims = cx.victim_names();
+        let query = match &target {
+            Some(t) => cx.lines().query_about(t, &victims),
+            None => cx.lines().query_suspects(&victims),
+        };
+        let memory = recall(cx, &query, Phase::Gameplay).await?;
+        let choices: Vec<String> = match &target {
+            Some(t) => vec![t.clone()],
+            None => candidates.to_vec(),
+        };
+        let user = cx.prompts().render(
+            "ask",
+            context! { memory => memory, target => target, candidates => candidates, victim_names => victims },
+        )?;
+        cx.pick(
+            "ask",
+            user,
+            ("target", &choices),
+            "question",
+            150,
+            Phase::Gameplay,
+        )
+        .await
     }
 
-    fn answer<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        asker: &'a str,
-        question: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(respond(cx, "answer", question, asker, Phase::Gameplay))
+    async fn answer(
+        &mut self,
+        cx: &mut Context,
+        asker: &str,
+        question: &str,
+    ) -> Result<String, AgentError> {
+        respond(cx, "answer", question, asker, Phase::Gameplay).await
     }
 
-    fn vote<'a>(
-        &'a mut self,
-        cx: &'a mut Context,
-        vote_call: &'a str,
-        candidates: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(vote(cx, vote_call, candidates))
+    /// One structured choice among `candidates`, from the memories about the crime.
+    async fn vote(
+        &mut self,
+        cx: &mut Context,
+        vote_call: &str,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let victims = cx.victim_names();
+        let query = cx.lines().query_vote(&victims);
+        let memory = recall(cx, &query, Phase::Gameplay).await?;
+        let user = cx.prompts().render(
+            "vote",
+            context! {
+                memory => memory, vote_call => vote_call, candidates => candidates, victim_names => victims,
+                suspects => cx.view().suspects(),
+            },
+        )?;
+        cx.pick_vote(user, candidates).await
     }
 
     /// A factual answer goes through SR and SV when they are on, whose calls depend on the answers; an
@@ -82,27 +113,25 @@ impl Agent for ThinkThrice {
         }
     }
 
-    fn answer_factual<'a>(
-        &'a self,
-        cx: &'a mut Context,
-        question: &'a str,
-    ) -> AgentFuture<'a, String> {
-        Box::pin(respond(
-            cx,
-            "eval_factual",
-            question,
-            "evaluator",
-            Phase::Evaluation,
-        ))
+    async fn answer_factual(&self, cx: &mut Context, question: &str) -> Result<String, AgentError> {
+        respond(cx, "eval_factual", question, "evaluator", Phase::Evaluation).await
     }
 
-    fn answer_inferential<'a>(
-        &'a self,
-        cx: &'a mut Context,
-        question: &'a str,
-        options: &'a [String],
-    ) -> AgentFuture<'a, (String, String)> {
-        Box::pin(inferential(cx, question, options))
+    /// One structured choice of a letter, from the memories about the question and its options.
+    async fn answer_inferential(
+        &self,
+        cx: &mut Context,
+        question: &str,
+        options: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let query = format!("{question} {}", options.join(" "));
+        let memory = recall(cx, &query, Phase::Evaluation).await?;
+        let (letters, opts) = answers::lettered(options);
+        let user = cx.prompts().render(
+            "eval_inferential",
+            context! { memory => memory, options => opts, question => question },
+        )?;
+        answers::pick_letter(cx, "eval_inferential", user, &letters).await
     }
 }
 
@@ -144,83 +173,4 @@ async fn respond(
         }
     }
     Ok(best.map(|b| b.1).unwrap_or_default())
-}
-
-async fn ask(
-    cx: &mut Context,
-    target: Option<String>,
-    candidates: &[String],
-) -> Result<(String, String), AgentError> {
-    let victims = cx.victim_names();
-    let query = match &target {
-        Some(t) => cx.lines().query_about(t, &victims),
-        None => cx.lines().query_suspects(&victims),
-    };
-    let memory = recall(cx, &query, Phase::Gameplay).await?;
-    let choices: Vec<String> = match &target {
-        Some(t) => vec![t.clone()],
-        None => candidates.to_vec(),
-    };
-    let user = cx.prompts().render(
-        "ask",
-        context! { memory => memory, target => target, candidates => candidates, victim_names => victims },
-    )?;
-    cx.pick(
-        "ask",
-        user,
-        ("target", &choices),
-        "question",
-        150,
-        Phase::Gameplay,
-    )
-    .await
-}
-
-async fn vote(
-    cx: &mut Context,
-    vote_call: &str,
-    candidates: &[String],
-) -> Result<(String, String), AgentError> {
-    let victims = cx.victim_names();
-    let query = cx.lines().query_vote(&victims);
-    let memory = recall(cx, &query, Phase::Gameplay).await?;
-    let user = cx.prompts().render(
-        "vote",
-        context! {
-            memory => memory, vote_call => vote_call, candidates => candidates, victim_names => victims,
-            suspects => cx.view().suspects(),
-        },
-    )?;
-    cx.pick(
-        "vote",
-        user,
-        ("vote", candidates),
-        "reason",
-        150,
-        Phase::Gameplay,
-    )
-    .await
-}
-
-async fn inferential(
-    cx: &mut Context,
-    question: &str,
-    options: &[String],
-) -> Result<(String, String), AgentError> {
-    let query = format!("{question} {}", options.join(" "));
-    let memory = recall(cx, &query, Phase::Evaluation).await?;
-    let (letters, opts) = answers::lettered(options);
-    let user = cx.prompts().render(
-        "eval_inferential",
-        context! { memory => memory, options => opts, question => question },
-    )?;
-    cx.pick(
-        "eval_inferential",
-        user,
-        ("answer", &letters),
-        "rationale",
-        200,
-        Phase::Evaluation,
-    )
-    .await
 }
