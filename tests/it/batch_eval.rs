@@ -96,7 +96,9 @@ async fn run_all(file: &Path) {
 /// Every game's result.json by (arm, script, repeat), without what differs between any two sweeps:
 /// the wall time, the game id (a digest of the spec, which names the model's `batch` setting) and
 /// the cacheable prompt share (the provider prefix cache is the process's, so its figure depends on
-/// the order in which concurrent games sent their prompts: two live runs differ too).
+/// the order in which concurrent games sent their prompts: two live runs differ too) and the bytes
+/// tokenized (what the process's memo of token ids did not hold yet: a replay from the cache reads
+/// none).
 async fn results(dir: &Path) -> BTreeMap<String, serde_json::Value> {
     let store = SqliteStore::open(&dir.join("run/sleuth.db")).expect("store");
     let mut out = BTreeMap::new();
@@ -119,6 +121,7 @@ fn strip_cacheable(v: &mut serde_json::Value) {
         serde_json::Value::Object(o) => {
             o.remove("cacheable_prompt_tokens");
             o.remove("cacheable_share");
+            o.remove("bytes_tokenized");
             o.values_mut().for_each(strip_cacheable);
         }
         serde_json::Value::Array(a) => a.iter_mut().for_each(strip_cacheable),

@@ -67,7 +67,23 @@ async fn same_seed_same_flags_same_transcript() {
     assert_eq!(runs[0].0, runs[1].0, "transcripts differ beyond timestamps");
     assert_votes_sound(&example("glasshouse.toml"), &runs[0].1);
     assert_eq!(runs[0].1.votes, runs[1].1.votes);
-    assert_eq!(runs[0].1.usage, runs[1].1.usage);
+    // The same game again finds every text it sends in the process's memo of token ids: what the
+    // tokenizer read is the one part of usage that differs.
+    let read = |u: &sleuth::llm::Usage| {
+        u.bytes_tokenized
+            .expect("a game counts its bytes tokenized")
+    };
+    let (first, again) = (read(&runs[0].1.usage), read(&runs[1].1.usage));
+    assert!(first > 10_000, "the first game tokenized {first} bytes");
+    assert!(
+        again * 20 <= first,
+        "the same game again tokenized {again} bytes, the first {first}"
+    );
+    let game_own = |u: &sleuth::llm::Usage| sleuth::llm::Usage {
+        bytes_tokenized: None,
+        ..*u
+    };
+    assert_eq!(game_own(&runs[0].1.usage), game_own(&runs[1].1.usage));
     // A different seed is a different game.
     let path = dir.path().join("other.jsonl");
     let c = GameConfig {
@@ -250,10 +266,12 @@ async fn a_crashing_character_fails_only_its_game() {
     assert_eq!(beside.votes, alone.votes);
     assert_eq!(beside.winner, alone.winner);
     // The cacheable share counts prefixes shared with the gateway's earlier requests (the run's, not
-    // the game's: `docs/metrics.md`), so it is the one part of usage the game beside may move.
+    // the game's: `docs/metrics.md`), and the bytes tokenized what the process had not tokenized
+    // before: the parts of usage the game beside may move.
     let game_own = |u: &sleuth::llm::Usage| sleuth::llm::Usage {
         cacheable_prompt_tokens: None,
         cacheable_share: None,
+        bytes_tokenized: None,
         ..*u
     };
     assert_eq!(game_own(&beside.usage), game_own(&alone.usage));

@@ -57,6 +57,7 @@ mod structured_fallback;
 mod suspects;
 mod sweep;
 mod sweep_budget;
+mod tokenized;
 mod tournament;
 mod victims;
 mod viewer;

@@ -22,6 +22,7 @@ pub const LLM_FALLBACKS: &str = "sleuth_llm_fallbacks_total";
 pub const LLM_TRUNCATED: &str = "sleuth_llm_truncated_replies_total";
 pub const LLM_PROMPT_CACHE: &str = "sleuth_llm_prompt_cache_tokens_total";
 pub const LLM_SHORTENED: &str = "sleuth_llm_shortened_prompts_total";
+pub const LLM_BYTES_TOKENIZED: &str = "sleuth_llm_bytes_tokenized_total";
 pub const BATCH_LINES: &str = "sleuth_batch_lines_total";
 pub const BATCHES_SUBMITTED: &str = "sleuth_batches_submitted_total";
 pub const BATCH_OPEN: &str = "sleuth_batches_open";
@@ -74,6 +75,7 @@ pub const EXPORTED: &[(&str, MetricKind)] = &[
     (LLM_TRUNCATED, MetricKind::Counter),
     (LLM_PROMPT_CACHE, MetricKind::Counter),
     (LLM_SHORTENED, MetricKind::Counter),
+    (LLM_BYTES_TOKENIZED, MetricKind::Counter),
     (BATCH_LINES, MetricKind::Counter),
     (BATCHES_SUBMITTED, MetricKind::Counter),
     (BATCH_OPEN, MetricKind::Gauge),
@@ -178,6 +180,11 @@ pub fn describe() {
         LLM_SHORTENED,
         Unit::Count,
         "Prompts shortened to fit the model's context window (dialogue, then memory chunks left out), by model and purpose."
+    );
+    describe_counter!(
+        LLM_BYTES_TOKENIZED,
+        Unit::Bytes,
+        "Bytes of text the cl100k tokenizer read: texts its process-wide memo did not hold yet. Each distinct text counts once; a rise with every call means something is tokenized again."
     );
     describe_counter!(
         BATCH_LINES,

@@ -13,11 +13,15 @@
 //! (and the old last chunk) only. The ids are exactly those of encoding the whole text at once: cl100k
 //! splits text into pieces by a regular expression before any merge, and no piece spans a chunk's end.
 //!
-//! [`bytes_tokenized`] counts the bytes actually handed to the BPE, so a test can hold the memo to its
-//! promise (a counter, not a stopwatch).
+//! The bytes actually handed to the BPE are counted, so that the memo is held to its promise by a
+//! counter, not a stopwatch: process-wide ([`bytes_tokenized`], and the
+//! `sleuth_llm_bytes_tokenized_total` metric) and for one piece of work ([`metered`]: the gateway
+//! meters each call, and a game's `result.json` carries the sum as `usage.bytes_tokenized`).
 
 mod memo;
 
+use std::cell::Cell;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -26,15 +30,34 @@ use super::types::Message;
 /// Bytes handed to the BPE since the process started (texts the memo did not hold).
 static BYTES_TOKENIZED: AtomicU64 = AtomicU64::new(0);
 
-#[cfg(test)]
-thread_local! {
-    /// [`BYTES_TOKENIZED`] for this thread only, so a unit test is not moved by its neighbours.
-    static THREAD_BYTES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+tokio::task_local! {
+    /// Bytes handed to the BPE by the piece of work [`metered`] runs: a task-local, so calls that run
+    /// at once on the same threads are each counted alone.
+    static METER: Cell<u64>;
 }
 
 /// Bytes of text tokenized by the BPE so far in this process: what the memo did not save.
 pub fn bytes_tokenized() -> u64 {
     BYTES_TOKENIZED.load(Ordering::Relaxed)
+}
+
+/// Runs `work` and returns what it gives with the bytes it had the BPE tokenize (texts the memo did
+/// not hold). Nested, the inner meter counts alone.
+pub async fn metered<F: Future>(work: F) -> (F::Output, u64) {
+    METER
+        .scope(Cell::new(0), async move {
+            let out = work.await;
+            (out, METER.with(Cell::get))
+        })
+        .await
+}
+
+/// [`metered`] for synchronous work.
+pub fn metered_sync<R>(work: impl FnOnce() -> R) -> (R, u64) {
+    METER.sync_scope(Cell::new(0), || {
+        let out = work();
+        (out, METER.with(Cell::get))
+    })
 }
 
 /// Tokens in a piece of text under cl100k.
@@ -99,9 +122,10 @@ pub fn truncate(text: &str, budget: u64) -> String {
 /// The token ids of one chunk: from the memo, or encoded now and kept.
 fn chunk_ids(chunk: &str) -> Arc<[u32]> {
     memo::get_or_insert(chunk, |c| {
-        BYTES_TOKENIZED.fetch_add(c.len() as u64, Ordering::Relaxed);
-        #[cfg(test)]
-        THREAD_BYTES.with(|b| b.set(b.get() + c.len() as u64));
+        let n = c.len() as u64;
+        BYTES_TOKENIZED.fetch_add(n, Ordering::Relaxed);
+        let _ = METER.try_with(|m| m.set(m.get() + n));
+        metrics::counter!(sleuth_base::telemetry::LLM_BYTES_TOKENIZED).increment(n);
         tiktoken_rs::cl100k_base_singleton()
             .encode_ordinary(c)
             .into()
@@ -252,8 +276,7 @@ mod tests {
 
     #[test]
     fn a_text_seen_before_is_not_tokenized_again() {
-        // A text no other test uses, counted on this thread only.
-        let bytes_tokenized = || THREAD_BYTES.with(|b| b.get());
+        // A text no other test uses.
         let script = format!(
             "{}\n",
             (0..400)
@@ -261,17 +284,13 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join("\n")
         );
-        let before = bytes_tokenized();
-        let first = count(&script);
-        let after_first = bytes_tokenized();
-        assert!(after_first - before >= script.len() as u64);
+        let (first, first_bytes) = metered_sync(|| count(&script));
+        assert_eq!(first_bytes, script.len() as u64);
         // Seen again, and again with a line appended: only the last chunk and the new line are new.
-        let again = count(&script);
         let grown = format!("{script}Alice: I saw the butler at nine.\n");
-        let grown_count = count(&grown);
+        let ((again, grown_count), extra) = metered_sync(|| (count(&script), count(&grown)));
         assert_eq!(again, first);
         assert_eq!(grown_count, whole(&grown).len() as u64);
-        let extra = bytes_tokenized() - after_first;
         assert!(
             extra < 2 * CHUNK_BYTES as u64 + 64,
             "re-tokenized {extra} bytes of a {}-byte text",

@@ -211,6 +211,12 @@ pub struct Usage {
     /// JSON when nothing was.
     #[serde(default, skip_serializing_if = "Shortening::is_empty")]
     pub shortened: Shortening,
+    /// Bytes of text the tokenizer read for the game's calls (`tokens::metered`): what the process's
+    /// memo of token ids did not hold yet. Set on a game's result only; it depends on what the process
+    /// tokenized before (a second game of the same script reads little), so it is a measure of the
+    /// work done, not of the game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_tokenized: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -240,6 +246,10 @@ impl std::ops::AddAssign for Usage {
                 (None, None) => None,
                 (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
             };
+        self.bytes_tokenized = match (self.bytes_tokenized, o.bytes_tokenized) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
         // A share is not additive: it survives a sum only where one side has none.
         self.cacheable_share = match (self.cacheable_share, o.cacheable_share) {
             (Some(x), None) | (None, Some(x)) => Some(x),

@@ -73,9 +73,19 @@ fn is_mark(c: char) -> bool {
     matches!(c, DIALOGUE | RECALLED | END | GAP)
 }
 
+/// Whether `text` holds a mark, by a byte search: every prompt of every call is checked, and a
+/// character's script makes it tens of kilobytes, so this runs at memchr's speed rather than a
+/// decode of every character. The marks are U+E000..=U+E003, `EE 80 80..=83` in UTF-8, and `EE`
+/// starts only the characters U+E000..=U+EFFF.
+fn has_mark(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(0xEE, b)
+        .any(|i| b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x80..=0x83)))
+}
+
 /// `text` without marks: what a model, a transcript or a cache key sees.
 pub fn strip(text: &str) -> String {
-    if text.chars().any(is_mark) {
+    if has_mark(text) {
         text.chars().filter(|c| !is_mark(*c)).collect()
     } else {
         text.to_string()
@@ -204,7 +214,7 @@ pub fn fit(
     max_tokens: u32,
     window: Option<u32>,
 ) -> Result<Option<Fitted>, Overflow> {
-    let marked = messages.iter().any(|m| m.content.chars().any(is_mark));
+    let marked = messages.iter().any(|m| has_mark(&m.content));
     let Some(window) = window else {
         return Ok(marked.then(|| Fitted {
             messages: strip_all(messages),
@@ -349,6 +359,17 @@ mod tests {
     }
 
     #[test]
+    fn the_byte_search_finds_exactly_the_marks() {
+        assert!(has_mark(&dialogue("x")));
+        assert!(has_mark(&format!("abc{GAP}")));
+        // Neighbours of the marks in the private-use area, and other characters starting with EE.
+        for c in ['\u{E004}', '\u{E0FF}', '\u{EFFF}', '\u{E07F}', '你'] {
+            assert!(!has_mark(&format!("a{c}b")), "{c:?}");
+        }
+        assert!(!has_mark(""));
+    }
+
+    #[test]
     fn marks_never_reach_the_model_and_an_unbounded_window_leaves_everything_in() {
         let m = user(&said(3));
         let f = fit(&m, 100, None)
@@ -357,6 +378,7 @@ mod tests {
         assert!(f.shortening.is_empty());
         let text = &f.messages[1].content;
         assert!(!text.chars().any(is_mark), "{text:?}");
+        assert!(!has_mark(text));
         assert!(text.contains("- Bo said line number 0"));
         assert!(text.contains("- Bo said line number 2"));
         assert_eq!(fit(&[Message::user("plain")], 10, Some(100)).unwrap(), None);

@@ -11,9 +11,10 @@ use common::cluster::{simulated_model, Options, SWEEP_TIMEOUT};
 
 use super::{assert_results_once, results_in, start_and_submit, watch_all_done};
 
-/// A result without what describes the process that played it rather than the game: its duration, and
+/// A result without what describes the process that played it rather than the game: its duration,
 /// the cacheable share of its prompts, which counts prefixes shared with earlier requests of the whole
-/// run (a worker's games are not one node's).
+/// run (a worker's games are not one node's), and the bytes tokenized (what that process's memo of
+/// token ids did not hold yet).
 fn without_duration(json: &str) -> String {
     json.lines()
         .filter(|l| {
@@ -21,6 +22,7 @@ fn without_duration(json: &str) -> String {
             !l.starts_with("\"duration_seconds\"")
                 && !l.starts_with("\"cacheable_prompt_tokens\"")
                 && !l.starts_with("\"cacheable_share\"")
+                && !l.starts_with("\"bytes_tokenized\"")
         })
         .collect::<Vec<_>>()
         .join("\n")

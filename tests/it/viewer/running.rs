@@ -77,11 +77,12 @@ fn while_a_sweep_runs_its_counters_move() {
 /// Writes the watched sweep's file into `dir` (its run directory: `dir/run`), and returns its path.
 fn slow_sweep(dir: &Path) -> PathBuf {
     let file = dir.join("sweep.toml");
-    // Games one at a time, each call a few milliseconds late: the sweep lasts a few seconds.
+    // Games one at a time, each call a few milliseconds late: the sweep lasts a few seconds (5 ms:
+    // with token counts memoized a game is quick, and at 2 ms the watcher saw only two samples).
     let text = format!(
         "name = \"slow\"\nout = \"{}\"\nscripts = [\"{}\"]\nrepeats = 4\nseed = 1\nconcurrency = 1\n\
          [game]\nprotocol = \"wellplay\"\nrounds = 1\nframework = \"ocot\"\nmodel = \"sim\"\n\
-         [evaluation]\nrepeats = 1\n[models.sim]\nprovider = \"simulated\"\nlatency_ms = 2\n",
+         [evaluation]\nrepeats = 1\n[models.sim]\nprovider = \"simulated\"\nlatency_ms = 5\n",
         dir.join("run").display(),
         example("night-ferry.toml"),
     );
@@ -104,8 +105,7 @@ fn view_once_the_store_is_made(runtime: &tokio::runtime::Runtime, run: &Path) ->
             let started = sleuth::view::start(
                 sleuth::view::ViewConfig {
                     root: run.to_path_buf(),
-                    listen: "127.0.0.1:0".parse().expect("addr"),
-                    token: None,
+                    listen: sleuth::view::Listen::plain("127.0.0.1:0".parse().expect("addr")),
                 },
                 sleuth::shutdown::Shutdown::new(),
             )

@@ -296,13 +296,14 @@ pub struct GameResult {
 impl GameResult {
     /// Writes the gateway's cacheable-prompt tallies of this game into its usage: the whole game in
     /// `usage`, each phase in `usage_by_phase` (generation calls, which games do not make, count in
-    /// the total only).
+    /// the total only); and the bytes its calls tokenized, in `usage` only.
     pub fn set_prompt_cache(&mut self, cache: &GamePromptCache) {
         fn set(u: &mut Usage, t: PromptCacheTally) {
             u.cacheable_prompt_tokens = Some(t.cacheable_tokens);
             u.cacheable_share = t.share().map(|s| (s * 1e4).round() / 1e4);
         }
         set(&mut self.usage, cache.total());
+        self.usage.bytes_tokenized = Some(cache.bytes_tokenized);
         set(&mut self.usage_by_phase.gameplay, cache.gameplay);
         set(&mut self.usage_by_phase.evaluation, cache.evaluation);
     }

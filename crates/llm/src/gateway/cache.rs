@@ -187,6 +187,8 @@ const RECENT_LANDINGS: usize = 4_096;
 /// The cache layer's state: the store that holds the entries and the calls in flight by key.
 pub struct Cache {
     pub store: Arc<dyn Store>,
+    /// The requests' messages this gateway has kept in `store` (`requests.rs`).
+    pub kept: super::requests::KeptMessages,
     flights: Mutex<Flights>,
     lookups: tokio::sync::Semaphore,
 }
@@ -265,6 +267,7 @@ impl Cache {
         let lookups = tokio::sync::Semaphore::new(store.max_parallel_lookups().max(1));
         Arc::new(Cache {
             store,
+            kept: super::requests::KeptMessages::default(),
             flights: Mutex::new(Flights::default()),
             lookups,
         })

@@ -131,7 +131,8 @@ pub enum GatewayMsg {
         model: String,
         reply: RpcReplyPort<Result<Option<u32>, LlmError>>,
     },
-    /// A game's cacheable prompt tallies, taken (and forgotten) once the game is over.
+    /// A game's cacheable prompt tallies and bytes tokenized, taken (and forgotten) once the game is
+    /// over.
     PromptCache {
         game: String,
         reply: RpcReplyPort<Result<GamePromptCache, LlmError>>,
@@ -234,7 +235,15 @@ impl Actor for GatewayActor {
             } => {
                 tokio::spawn(async move {
                     metrics::gauge!(tm::LLM_IN_FLIGHT).increment(1.0);
-                    let out = pipeline::chat(&shared, &req, &tags, scope.as_deref()).await;
+                    let (out, bytes) = crate::tokens::metered(pipeline::chat(
+                        &shared,
+                        &req,
+                        &tags,
+                        scope.as_deref(),
+                    ))
+                    .await;
+                    // Counted before the reply goes: a game takes its tallies after its last call.
+                    shared.prefixes.add_tokenized(&tags.game, bytes);
                     metrics::gauge!(tm::LLM_IN_FLIGHT).decrement(1.0);
                     // The caller may have gone (its game failed); nothing to do then.
                     let _ = reply.send(out);
@@ -248,8 +257,15 @@ impl Actor for GatewayActor {
                 reply,
             } => {
                 tokio::spawn(async move {
-                    let out =
-                        pipeline::embed(&shared, &model, &inputs, &tags, scope.as_deref()).await;
+                    let (out, bytes) = crate::tokens::metered(pipeline::embed(
+                        &shared,
+                        &model,
+                        &inputs,
+                        &tags,
+                        scope.as_deref(),
+                    ))
+                    .await;
+                    shared.prefixes.add_tokenized(&tags.game, bytes);
                     let _ = reply.send(out);
                 });
             }

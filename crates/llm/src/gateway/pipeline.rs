@@ -48,7 +48,7 @@ use super::{
 use crate::batch::Deferral;
 use crate::provider::ProviderError;
 use crate::types::{CallTags, ChatRequest, ChatResponse, Phase, ResponseSchema, TokenUsage, Usage};
-use sleuth_store::{CacheKind, CallSource, Store};
+use sleuth_store::{CacheKind, CallSource};
 
 /// The scope of calls made without one (a single `sleuth play`): no sweep, no run, no arm.
 static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallScope::default);
@@ -227,7 +227,7 @@ async fn answer(
         if deferral != Deferral::Live {
             // Kept once, when the call first enters the journal, not at every replay that waits.
             if let (Deferral::Queued, Some(c)) = (deferral, &shared.cache) {
-                keep_request(c.store.clone(), key, req);
+                keep_request(c, key, req);
             }
             return Err(LlmError::Deferred {
                 purpose: tags.purpose.clone(),
@@ -271,7 +271,7 @@ async fn answer(
     )
     .await;
     if let (Some(c), Some(key)) = (&shared.cache, key) {
-        keep_request(c.store.clone(), key, req);
+        keep_request(c, key, req);
     }
     Ok(ChatResponse {
         usage: Some(tokens),
@@ -573,13 +573,19 @@ async fn record_live(
 /// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
 /// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
 /// something to read.
-fn keep_request(store: Arc<dyn Store>, key: cache::Key, req: &ChatRequest) {
-    let Some(kept) = requests::keep(req) else {
+fn keep_request(cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
+    let Some(kept) = requests::keep(req, &cache.kept) else {
         return;
     };
+    let cache = Arc::clone(cache);
     tokio::spawn(async move {
-        if let Err(e) = store.put_request(&key, &kept.record, &kept.messages).await {
-            tracing::debug!(error = %e, "a call's request was not kept");
+        match cache
+            .store
+            .put_request(&key, &kept.record, &kept.messages)
+            .await
+        {
+            Ok(()) => cache.kept.remember(kept.messages.iter().map(|(h, _)| *h)),
+            Err(e) => tracing::debug!(error = %e, "a call's request was not kept"),
         }
     });
 }

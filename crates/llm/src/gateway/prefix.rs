@@ -35,7 +35,6 @@
 //! together, so the set stays closed under prefixes.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -51,16 +50,19 @@ pub const MIN_CACHEABLE_TOKENS: u64 = 1024;
 /// Chain hashes per generation of a run's set (see the module documentation).
 const GENERATION: usize = 1 << 19;
 
-/// The chain hashes of a token sequence's whole blocks: block i's hash covers blocks 0..=i.
+/// The chain hashes of a token sequence's whole blocks: block i's hash covers blocks 0..=i. XXH3
+/// of each block's bytes seeded with the previous hash: every call's prompt is hashed whole, so the
+/// hash should run at memory speed (std's SipHash is several times slower per byte).
 pub fn chain_hashes(tokens: &[u32]) -> Vec<u64> {
     let mut prev = 0u64;
+    let mut bytes = [0u8; BLOCK_TOKENS * 4];
     tokens
         .chunks_exact(BLOCK_TOKENS)
         .map(|block| {
-            let mut h = DefaultHasher::new();
-            prev.hash(&mut h);
-            block.hash(&mut h);
-            prev = h.finish();
+            for (out, t) in bytes.chunks_exact_mut(4).zip(block) {
+                out.copy_from_slice(&t.to_le_bytes());
+            }
+            prev = xxhash_rust::xxh3::xxh3_64_with_seed(&bytes, prev);
             prev
         })
         .collect()
@@ -100,12 +102,16 @@ impl std::ops::AddAssign for PromptCacheTally {
     }
 }
 
-/// A game's tallies by phase.
+/// A game's tallies by phase, and the bytes its calls had the tokenizer read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GamePromptCache {
     pub gameplay: PromptCacheTally,
     pub evaluation: PromptCacheTally,
     pub generation: PromptCacheTally,
+    /// Bytes of text the gateway's calls for this game handed to the BPE (`tokens::metered`): texts
+    /// the process's memo did not hold yet. Not a tally of the prompts: a game that only repeats what
+    /// the process has seen tokenizes nothing.
+    pub bytes_tokenized: u64,
 }
 
 impl GamePromptCache {
@@ -207,6 +213,22 @@ impl PrefixTracker {
             .or_default()
             .phase_mut(tags.phase) += tally;
         tally
+    }
+
+    /// Adds the bytes one call of `game` had the tokenizer read.
+    pub fn add_tokenized(&self, game: &str, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        let mut inner = match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        inner
+            .games
+            .entry(game.to_string())
+            .or_default()
+            .bytes_tokenized += bytes;
     }
 
     /// A game's tallies, forgotten here; a game played without a sweep scope takes its run's sets

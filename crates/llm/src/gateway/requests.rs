@@ -12,6 +12,16 @@
 //! Keeping them is a separate write from the answer's, made after the answer is stored and without the
 //! caller waiting for it: losing a request to a kill loses something to read, never a call's answer or
 //! its cost.
+//!
+//! **Compressed once.** A message the store already holds is named in the record and not compressed
+//! again: [`KeptMessages`] remembers (bounded) the hashes this gateway has stored, and only the
+//! others are compressed (issue 32: compressing a character's script again with each of its calls
+//! was per-call work proportional to the prompt). A hash is remembered only once its write has
+//! committed, so a message lost to a failed write is compressed and sent again next time.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -68,14 +78,51 @@ pub fn message_hash(text: &str) -> MessageHash {
     Sha256::digest(text.as_bytes()).into()
 }
 
-/// What to store for `req`.
-pub fn keep(req: &ChatRequest) -> Option<Kept> {
+/// Hashes per generation of [`KeptMessages`]: two generations of 2^18 hashes are ~20 MB at most,
+/// and a sweep's distinct messages (scripts, rules, questions) are far fewer.
+const KEPT_GENERATION: usize = 1 << 18;
+
+/// The messages this gateway has stored (see the module documentation), and how many bytes it has
+/// compressed: the counter a test holds to "each message compressed once".
+#[derive(Default)]
+pub struct KeptMessages {
+    seen: Mutex<(HashSet<MessageHash>, HashSet<MessageHash>)>,
+    compressed: AtomicU64,
+}
+
+impl KeptMessages {
+    fn holds(&self, hash: &MessageHash) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.0.contains(hash) || seen.1.contains(hash)
+    }
+
+    /// Remembers messages whose write has committed.
+    pub fn remember(&self, hashes: impl IntoIterator<Item = MessageHash>) {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        for h in hashes {
+            if seen.0.len() >= KEPT_GENERATION {
+                seen.1 = std::mem::take(&mut seen.0);
+            }
+            seen.0.insert(h);
+        }
+    }
+
+    /// Bytes of message text compressed so far.
+    pub fn bytes_compressed(&self) -> u64 {
+        self.compressed.load(Ordering::Relaxed)
+    }
+}
+
+/// What to store for `req`: its record, and the messages `kept` does not hold yet, compressed.
+pub fn keep(req: &ChatRequest, kept: &KeptMessages) -> Option<Kept> {
     let mut messages = Vec::with_capacity(req.messages.len());
     let mut names = Vec::with_capacity(req.messages.len());
     for m in &req.messages {
         let hash = message_hash(&m.content);
         names.push((m.role, hex::encode(hash)));
-        if !messages.iter().any(|(h, _)| *h == hash) {
+        if !kept.holds(&hash) && !messages.iter().any(|(h, _)| *h == hash) {
+            kept.compressed
+                .fetch_add(m.content.len() as u64, Ordering::Relaxed);
             messages.push((
                 hash,
                 zstd::bulk::compress(m.content.as_bytes(), LEVEL).ok()?,
@@ -174,16 +221,23 @@ mod tests {
     fn requests_come_back_as_sent_and_share_their_repeated_messages() {
         let mut store: HashMap<MessageHash, Vec<u8>> = HashMap::new();
         let mut records = Vec::new();
+        let memory = KeptMessages::default();
         for (i, q) in ["Who had the key?", "Where were you at nine?"]
             .iter()
             .enumerate()
         {
-            let kept = keep(&request(q, i as u64)).expect("kept");
+            let kept = keep(&request(q, i as u64), &memory).expect("kept");
+            memory.remember(kept.messages.iter().map(|(h, _)| *h));
             for (h, b) in kept.messages {
                 store.entry(h).or_insert(b);
             }
             records.push(kept.record);
         }
+        // The script was compressed once, for the first request; the second compressed its
+        // question only.
+        let script_len = request("", 0).messages[0].content.len() as u64;
+        let questions = ("Who had the key?".len() + "Where were you at nine?".len()) as u64;
+        assert_eq!(memory.bytes_compressed(), script_len + questions);
         // The script is stored once, compressed; the two questions once each.
         assert_eq!(store.len(), 3);
         let script_len = request("", 0).messages[0].content.len();
