@@ -199,23 +199,35 @@ fn malformed_pricing_file_is_refused_naming_the_field() {
     assert_names(&line, &["pricing.toml", "input"]);
 }
 
+/// `sleuth play` of a short night-ferry game with the `openai` provider at `base_url`, writing into
+/// `<tmp>/out`.
+fn short_game(tmp: &Path, base_url: &str) -> std::process::Command {
+    let mut cmd = sleuth(tmp);
+    cmd.arg("play")
+        .arg(night_ferry())
+        .args(["--modules", "mr", "--rounds-before-clues", "1"])
+        .args(["--rounds-after-clues", "1", "--seed", "3"])
+        .args([
+            "--provider",
+            "openai",
+            "--model",
+            "sim-1",
+            "--base-url",
+            base_url,
+        ])
+        .arg("--out")
+        .arg(tmp.join("out"))
+        .env("OPENAI_API_KEY", "test");
+    cmd
+}
+
 /// The control for the tests above: the same setup with good input does reach the mock, so
 /// "no request" really means the input was refused before any call.
 #[test]
 fn good_input_with_the_openai_provider_reaches_the_mock() {
     let tmp = tempdir();
     let mock = Mock::start();
-    let mut cmd = sleuth(tmp.path());
-    cmd.arg("play")
-        .arg(night_ferry())
-        .args(["--modules", "mr", "--rounds-before-clues", "1"])
-        .args(["--rounds-after-clues", "1", "--seed", "3"])
-        .args(["--provider", "openai", "--model", "sim-1", "--base-url"])
-        .arg(mock.base_url())
-        .arg("--out")
-        .arg(tmp.path().join("out"))
-        .env("OPENAI_API_KEY", "test");
-    let out = run(&mut cmd, CHILD_TIMEOUT);
+    let out = run(&mut short_game(tmp.path(), &mock.base_url()), CHILD_TIMEOUT);
     assert!(
         out.status.success(),
         "game against the mock failed: {}",
@@ -229,6 +241,90 @@ fn good_input_with_the_openai_provider_reaches_the_mock() {
         calls,
         "every call the result counts went to the mock"
     );
+}
+
+/// A user and password in `--base-url` (or a sweep's `base_url`) reach the server but are never
+/// written down: not in `result.json`, not in the sweep store's sweeps, games and results.
+#[test]
+fn credentials_in_a_base_url_are_never_written_down() {
+    let tmp = tempdir();
+    let mock = Mock::start();
+    let with_creds = mock
+        .base_url()
+        .replace("http://", "http://someone:s3cret-pw@");
+    let out = run(&mut short_game(tmp.path(), &with_creds), CHILD_TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(mock.requests() > 0, "the game went to the server");
+    let result = std::fs::read_to_string(tmp.path().join("out/result.json")).expect("result");
+    assert!(
+        !result.contains("s3cret-pw") && !result.contains("someone"),
+        "{result}"
+    );
+    assert!(
+        result.contains(&mock.base_url()),
+        "the URL is recorded without them"
+    );
+
+    // A sweep: its file as stored, its games' specs and results.
+    let run_dir = tmp.path().join("sweep-run");
+    let file = tmp.path().join("sweep.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"creds\"\nout = \"{}\"\nscripts = [\"{}\"]\nrepeats = 1\nseed = 1\n\
+             [game]\nprotocol = \"wellplay\"\nrounds = 1\nmodel = \"m\"\nframework = \"ocot\"\n\
+             [evaluation]\nrepeats = 1\n\
+             [models.m]\nprovider = \"openai\"\nbase_url = \"{with_creds}?api-key=s3cret-pw\"\n\
+             model = \"sim-1\"\napi_key_env = \"OPENAI_API_KEY\"\n",
+            run_dir.display(),
+            night_ferry().display(),
+        ),
+    )
+    .expect("sweep file");
+    let mut cmd = sleuth(tmp.path());
+    cmd.args(["sweep", "run"])
+        .arg(&file)
+        .arg("--quiet")
+        .env("OPENAI_API_KEY", "test");
+    let out = run(&mut cmd, CHILD_TIMEOUT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut written = 0;
+    for entry in walk(&run_dir) {
+        let bytes = std::fs::read(&entry).expect("read");
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("s3cret-pw") && !text.contains("someone:"),
+            "{} holds the credentials",
+            entry.display()
+        );
+        written += 1;
+    }
+    assert!(
+        written >= 3,
+        "the store, a result and a transcript were checked"
+    );
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn read_json(path: &Path) -> Value {
@@ -542,4 +638,43 @@ fn a_game_replays_from_its_recorded_spec() {
     args.push(spec.into_os_string());
     let line = play_refused(tmp.path(), &args);
     assert_names(&line, &["ferry.toml", recorded, "changed"]);
+}
+
+/// `sleuth script stats --figures DIR` writes ThinkThrice's Figure 2 of the set: its scripts by
+/// number of players, as a CSV of counts and a plot.
+#[test]
+fn script_stats_writes_figure_2_of_the_set() {
+    let tmp = tempdir();
+    let figures = tmp.path().join("figures");
+    let out = run(
+        sleuth(tmp.path())
+            .args(["script", "stats"])
+            .arg(common::crate_file("examples"))
+            .arg("--figures")
+            .arg(&figures),
+        CHILD_TIMEOUT,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = std::fs::read_dir(&figures)
+        .expect("the figures")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let csv = names
+        .iter()
+        .find(|n| n.ends_with(".csv"))
+        .unwrap_or_else(|| panic!("no CSV in {names:?}"));
+    assert!(names.iter().any(|n| n.ends_with(".svg")), "{names:?}");
+    let text = std::fs::read_to_string(figures.join(csv)).expect("the CSV");
+    // Four example scripts, counted by their players.
+    let counted: f64 = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(1)?.trim().parse::<f64>().ok())
+        .sum();
+    assert_eq!(counted, 4.0, "{text}");
 }

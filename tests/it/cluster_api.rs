@@ -1,13 +1,13 @@
 //! The coordinator's API as a client sees it, with a coordinator served in process over a real
 //! `redis-server`: the token guards the API but not health and reflection (so probes and `grpcurl`
-//! need no secret), TLS works with a private CA and refuses what it should, and a submission that
-//! cannot be planned is refused before anything is queued.
+//! need no secret), TLS works with a private CA and refuses what it should, a submission that
+//! cannot be planned is refused before anything is queued, a read-only token reads and does nothing
+//! else, and silent connections are closed within the connection bound (issue 33).
 
 use crate::common;
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use common::redis::RedisServer;
@@ -132,89 +132,11 @@ async fn health_and_reflection_answer_without_the_token_but_the_api_does_not() {
         .expect("the right token passes");
 }
 
-/// A private CA and a certificate for `localhost` and 127.0.0.1 signed by it, made with the
-/// `openssl` command; `None` when it is missing.
-fn make_certs(dir: &Path) -> Option<()> {
-    let run = |args: &[&str]| {
-        Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .map(|o| {
-                assert!(
-                    o.status.success(),
-                    "openssl {args:?}: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                )
-            })
-    };
-    if let Err(e) = run(&["version"]) {
-        if std::env::var_os("CI").is_some() {
-            panic!("openssl is needed to make the TLS test's certificates: {e}");
-        }
-        eprintln!("SKIPPED: openssl is not installed");
-        return None;
-    }
-    std::fs::write(
-        dir.join("san.ext"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
-    )
-    .expect("ext file");
-    run(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=sleuth test CA",
-    ])
-    .ok()?;
-    run(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
-    ])
-    .ok()?;
-    run(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "san.ext",
-    ])
-    .ok()?;
-    Some(())
-}
-
 #[tokio::test]
 async fn tls_with_a_private_ca_works_and_plain_or_unverified_clients_are_refused() {
     let Some(redis) = redis() else { return };
     let dir = tempfile::tempdir().expect("dir");
-    if make_certs(dir.path()).is_none() {
+    if common::make_certs(dir.path()).is_none() {
         return;
     }
     let read = |name: &str| std::fs::read(dir.path().join(name)).expect("pem");
@@ -545,4 +467,241 @@ async fn what_a_mirror_polls(api: &client::Sweeps, games: &[sleuth::store::GameR
     assert_eq!(named.len(), 1);
     assert_eq!(named[0].game_id, done);
     assert!(!named[0].result_json.is_empty(), "its result");
+}
+
+/// The read-only token (issue 33, item 2).
+const READ_TOKEN: &str = "api-test-read-token-2b9e";
+
+/// A read-only token (`SLEUTH_READ_TOKEN`, what `sleuth view --coordinator` should hold) lists
+/// sweeps and workers, watches, and fetches results and transcripts; it is refused with
+/// `PERMISSION_DENIED` for everything that submits, cancels or speaks the worker protocol, and
+/// nothing changes. The full token still does everything. A read-only token equal to the full one
+/// is refused at start.
+#[tokio::test]
+async fn a_read_only_token_reads_and_may_not_submit_cancel_or_register() {
+    let Some(redis) = redis() else { return };
+    let addr = common::coordinator::free_addr();
+    let read = || Token::new(READ_TOKEN).expect("token");
+    let mut cfg = CoordinatorConfig::new(
+        redis.url(),
+        addr,
+        "api-read".into(),
+        Token::new(TOKEN).expect("token"),
+    );
+    cfg.read_token = Some(Token::new(TOKEN).expect("token"));
+    let err = cfg.check().expect_err("the same secret twice");
+    assert!(err.to_string().contains("SLEUTH_READ_TOKEN"), "{err}");
+    cfg.read_token = Some(read());
+    let _stop = common::coordinator::serve(cfg).await;
+    let url = format!("http://{addr}");
+    let mut full = client::sweeps(&url, None, Token::new(TOKEN).expect("token")).expect("client");
+    let mut reader = client::sweeps(&url, None, read()).expect("client");
+
+    // A sweep to read, submitted with the full token.
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("read.toml");
+    let script = common::crate_file("examples/glasshouse.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"api-read\"\nscripts = [{:?}]\nrepeats = 2\n[game]\nrounds = 1\n",
+            script.display().to_string()
+        ),
+    )
+    .expect("write sweep");
+    let req = submission::read(&file).expect("read");
+    full.submit(req.clone())
+        .await
+        .expect("the full token submits");
+
+    the_read_calls_answer(&mut reader).await;
+
+    // Everything else: refused, and nothing happened.
+    let denied = |r: Result<(), tonic::Status>, what: &str| {
+        let s = r.expect_err(what);
+        assert_eq!(s.code(), tonic::Code::PermissionDenied, "{what}: {s:?}");
+        assert!(
+            s.message().contains("read-only") && !s.message().contains(READ_TOKEN),
+            "{what}: {}",
+            s.message()
+        );
+    };
+    let other = dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        std::fs::read_to_string(&file)
+            .expect("read")
+            .replace("api-read", "api-read-2"),
+    )
+    .expect("write sweep");
+    let r = reader.submit(submission::read(&other).expect("read")).await;
+    denied(r.map(|_| ()), "submit");
+    let r = reader
+        .cancel(pb::CancelRequest {
+            sweep_id: "api-read".into(),
+        })
+        .await;
+    denied(r.map(|_| ()), "cancel");
+    let mut worker = client::workers(&url, None, read()).expect("client");
+    let r = worker
+        .register(pb::RegisterRequest {
+            host: "intruder".into(),
+            capacity: 1,
+            ..Default::default()
+        })
+        .await;
+    denied(r.map(|_| ()), "register");
+    let r = worker
+        .heartbeat(pb::HeartbeatRequest {
+            worker_id: "intruder".into(),
+            ..Default::default()
+        })
+        .await;
+    denied(r.map(|_| ()), "heartbeat");
+    let r = worker.report(pb::ReportRequest::default()).await;
+    denied(r.map(|_| ()), "report");
+
+    let sweeps = full
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("list")
+        .into_inner()
+        .sweeps;
+    assert_eq!(sweeps.len(), 1, "the reader's sweep was not submitted");
+    assert_eq!(sweeps[0].status, "running", "nor was the sweep cancelled");
+    let workers = full
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect("list")
+        .into_inner();
+    assert!(workers.workers.is_empty(), "no worker registered");
+
+    // The full token may do all of it; a wrong token is not "read-only", it is nothing.
+    full.cancel(pb::CancelRequest {
+        sweep_id: "api-read".into(),
+    })
+    .await
+    .expect("the full token cancels");
+    let mut stranger =
+        client::sweeps(&url, None, Token::new("not-a-token").expect("token")).expect("client");
+    let s = stranger
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect_err("a wrong token");
+    assert_eq!(s.code(), tonic::Code::Unauthenticated);
+}
+
+/// Every call a read-only token may make answers it (sweep `api-read` is submitted).
+async fn the_read_calls_answer(reader: &mut client::Sweeps) {
+    let sweeps = reader
+        .list_sweeps(pb::ListSweepsRequest {})
+        .await
+        .expect("list sweeps")
+        .into_inner()
+        .sweeps;
+    assert_eq!(sweeps.len(), 1);
+    reader
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect("list workers");
+    let first = reader
+        .watch(pb::WatchRequest {
+            sweep_id: "api-read".into(),
+        })
+        .await
+        .expect("watch")
+        .into_inner()
+        .message()
+        .await
+        .expect("a progress message")
+        .expect("one");
+    assert_eq!(first.total, 2);
+    let mut games = Vec::new();
+    let mut stream = reader
+        .results(pb::ResultsRequest {
+            sweep_id: "api-read".into(),
+            without_results: true,
+            ..Default::default()
+        })
+        .await
+        .expect("results")
+        .into_inner();
+    while let Some(part) = stream.message().await.expect("a part") {
+        if let Some(pb::results_part::Part::Game(g)) = part.part {
+            games.push(g.game_id);
+        }
+    }
+    assert_eq!(games.len(), 2);
+    let mut stream = reader
+        .transcript(pb::TranscriptRequest {
+            game_id: games[0].clone(),
+        })
+        .await
+        .expect("transcript")
+        .into_inner();
+    assert!(stream.message().await.expect("no error").is_none());
+}
+
+/// The coordinator serves at most its bound of connections, and a connection that sends no request
+/// within its first-request time is closed (issue 33, item 3): four silent connections fill a bound
+/// of four, a real client's call waits in the backlog — not refused — and is answered once the
+/// deadline has closed the silent ones.
+#[tokio::test]
+async fn silent_connections_are_closed_and_the_connection_bound_holds() {
+    let Some(redis) = redis() else { return };
+    let addr = common::coordinator::free_addr();
+    let mut cfg = CoordinatorConfig::new(
+        redis.url(),
+        addr,
+        "api-bound".into(),
+        Token::new(TOKEN).expect("token"),
+    );
+    cfg.limits.max_connections = 4;
+    cfg.limits.first_request_timeout = Duration::from_secs(2);
+    let _stop = common::coordinator::serve(cfg).await;
+    // The helper's probes (connected and dropped at once) have closed by now.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let mut silent = Vec::new();
+    for _ in 0..4 {
+        silent.push(tokio::net::TcpStream::connect(addr).await.expect("connect"));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let mut api = client::sweeps(
+        &format!("http://{addr}"),
+        None,
+        Token::new(TOKEN).expect("token"),
+    )
+    .expect("client");
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        api.list_workers(pb::ListWorkersRequest {}),
+    )
+    .await
+    .expect("answered once a slot is free")
+    .expect("a real client is served");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1200),
+        "answered after {waited:?}: the four silent connections did not hold the bound"
+    );
+    for mut s in silent {
+        let mut buf = [0u8; 64];
+        // The server's SETTINGS frame may come first; then the end of the connection.
+        let closed = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match tokio::io::AsyncReadExt::read(&mut s, &mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "a silent connection was left open");
+    }
+    // And the client goes on being served on its connection.
+    api.list_workers(pb::ListWorkersRequest {})
+        .await
+        .expect("served again");
 }

@@ -260,8 +260,13 @@ fn table_a5_has_the_scripts_tokens(
         .iter()
         .position(|h| h == "tokens_per_character")
         .expect("tokens_per_character in player_table_a5.csv");
-    // (The paper's own Overall rows, "All scripts (published)", print its scripts' summed length.)
-    for r in a5[1..].iter().filter(|r| r[0] != "All scripts (published)") {
+    // (The paper's rows — "Published A5: …" under the script, "Published: …" in its Overall block —
+    // print the paper's own lengths.)
+    let method = a5[0].iter().position(|h| h == "method").expect("method");
+    for r in a5[1..]
+        .iter()
+        .filter(|r| !r[method].starts_with("Published"))
+    {
         let v: f64 = r[col].parse().expect("a number");
         assert!((v - per_character).abs() < 0.01, "{v} vs {per_character}");
     }
@@ -467,8 +472,8 @@ fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
             "won with Voting {v}"
         );
     }
-    // Under the script, the paper's own rows for it: Table A3 (its Chinese original, with Voting)
-    // and Table A4 (the English script, no Voting), for the method played.
+    // Under the script in Table A3, the paper's own row for it (its Chinese original, with Voting);
+    // the script is the English one, so Table A4 holds the game too, with the paper's English row.
     let published: Vec<&Vec<String>> = rows
         .iter()
         .filter(|r| {
@@ -479,15 +484,25 @@ fn table_a3_voting_of_a_multi_victim_script_counts_victims() {
         .iter()
         .map(|r| r[col("Method")].as_str())
         .collect();
-    assert_eq!(
-        methods,
-        ["Published A3: PLAYER*", "Published A4 (English): PLAYER*"],
-        "{rows:?}"
-    );
+    assert_eq!(methods, ["Published A3: PLAYER*"], "{rows:?}");
     assert_eq!(published[0][col("Voting")], "0.333 ± 0.471");
     assert_eq!(published[0][col("#QA")], "240");
-    assert_eq!(published[1][col("Voting")], "—");
-    assert_eq!(published[1][col("Overall")], "0.432 ± 0.013");
+    let (a4_header, a4) = markdown_table(&md, "PLAYER* Table A4");
+    assert_eq!(a4_header, header, "Table A4 has Table A3's columns");
+    let a4_rows: Vec<(&str, &str)> = a4
+        .iter()
+        .map(|r| (r[col("Script")].as_str(), r[col("Method")].as_str()))
+        .collect();
+    assert_eq!(
+        a4_rows,
+        [
+            ("Ghost Revenge", "PLAYER*"),
+            ("Ghost Revenge", "Published A4 (English): PLAYER*")
+        ]
+    );
+    assert_eq!(a4[0][col("Voting")], *cell, "the same games as in Table A3");
+    assert_eq!(a4[1][col("Voting")], "—");
+    assert_eq!(a4[1][col("Overall")], "0.432 ± 0.013");
     let weighted = rows
         .iter()
         .find(|r| r[col("Script")] == "All scripts (weighted)")
@@ -639,4 +654,27 @@ fn a_path_without_results_is_refused_with_one_line_naming_it() {
         &["report", tmp.path().join("missing").to_str().unwrap()],
     );
     assert!(!ok && stderr.contains("missing"), "{stderr}");
+}
+
+/// The docs and the viewer do not deny what the report and the call page show (issue 33):
+/// `docs/metrics.md` once said the report prints no per-script CIC while MIRAGE Table 11
+/// (`mirage_table11.csv`) does; the game page once said a call's messages and latency are not
+/// recorded while the call page shows both.
+#[test]
+fn docs_and_the_game_page_agree_with_what_is_shown() {
+    let read = |rel: &str| fs::read_to_string(common::crate_file(rel)).expect(rel);
+    let metrics = read("docs/metrics.md");
+    assert!(
+        !metrics.contains("does not print per-script CIC"),
+        "docs/metrics.md denies Table 11's CIC column"
+    );
+    assert!(metrics.contains("mirage_table11.csv"));
+    let call = read("crates/view/src/templates/call.html");
+    assert!(call.contains("<dt>Latency</dt>") && call.contains("<dt>Messages</dt>"));
+    let game = read("crates/view/src/templates/game.html");
+    assert!(!game.contains("not recorded by sleuth"), "game.html");
+    assert!(
+        game.contains("messages it sent and its latency"),
+        "game.html"
+    );
 }

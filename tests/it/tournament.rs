@@ -205,12 +205,21 @@ async fn the_stronger_simulated_model_is_rated_higher_with_intervals_apart() {
         Cell::MeanCi(Some(iv)) => assert!(iv.low > 0.5, "{iv:?}"),
         other => panic!("{other:?}"),
     }
-    // Both sides are rated, and each model's wins have a price.
+    // Without self-play each model's culprit met only the other's civilians: the games do not
+    // connect the two culprits (nor the two civilian sides), so no per-side rating is printed and
+    // the note says how to connect them. Each model's wins have a price.
     for model in ["strong", "weak"] {
-        interval(t, model, "Culprit rating");
-        interval(t, model, "Civilians rating");
+        for column in ["Culprit rating", "Civilians rating"] {
+            let at = t.column(column).expect(column);
+            assert_eq!(row(t, model)[at], Cell::MeanCi(None), "{model} {column}");
+        }
         assert!(number(t, model, "USD per win") > 0.0, "{model}");
     }
+    assert!(t.note.contains("self_play = true"), "{}", t.note);
+    assert!(
+        section.contains("| — |"),
+        "the per-side cells print —: {section}"
+    );
     for id in [
         "tournament_ratings",
         "tournament_matrix",
@@ -245,6 +254,11 @@ async fn the_stronger_simulated_model_is_rated_higher_with_intervals_apart() {
     }
     let t = report.table("tournament_ratings").expect("ratings");
     assert!(interval(t, "strong", "Rating").estimate > interval(t, "weak", "Rating").estimate);
+    // The self-play games join the per-side comparisons: both sides of both models are rated.
+    for model in ["strong", "weak"] {
+        interval(t, model, "Culprit rating");
+        interval(t, model, "Civilians rating");
+    }
     assert_eq!(interval(t, "strong", "Rating").n, 2 * 2 * repeats as usize);
     println!(
         "with self-play: {} games in {:.1} s in all",

@@ -9,12 +9,17 @@
 //! - [`shutdown`]: the process's one shutdown signal, passed down from `main`;
 //! - [`cpu`]: the bounded pool CPU-heavy work runs on, off the async workers;
 //! - [`tls`]: the process's one TLS crypto provider;
+//! - [`redact`]: credentials taken out of URLs before they are written down;
+//! - [`http`]: the one accept loop the viewer and the mock serve HTTP with, with its timeouts and
+//!   connection bound;
 //! - [`telemetry`]: every metric name and the Prometheus exporter.
 
 pub mod backoff;
 pub mod clock;
 pub mod cpu;
 pub mod fs;
+pub mod http;
+pub mod redact;
 pub mod shutdown;
 pub mod telemetry;
 pub mod text;

@@ -5,11 +5,12 @@
 //! trait.
 //!
 //! The public API and the worker protocol are gRPC services generated from `proto/sleuth/v1/`
-//! ([`proto`]); every request carries a bearer token ([`auth`]). The work itself and everything durable
-//! live in Redis, so losing any process costs only time: the [`coordinator`] answers the API and keeps
-//! nothing of its own; [`worker`]s read game entries from the [`queue`], play them with the shared
-//! cache, models' [`limits`] and the sweep's [`budget`] (which a worker's gateway checks through
-//! [`gate`]), and write results to the Redis store. A model's endpoint and key come from the workers'
+//! ([`proto`]), served with timeouts and bounds ([`serving`]); every request carries a bearer token
+//! ([`auth`]): the cluster's, or a read-only one that may only read. The work itself and everything
+//! durable live in Redis, so losing any process costs only time: the [`coordinator`] answers the
+//! API and keeps nothing of its own; [`worker`]s read game entries from the [`queue`], play them
+//! with the shared cache, models' [`limits`] and the sweep's [`budget`] (which a worker's gateway
+//! checks through [`gate`]), and write results to the Redis store. A model's endpoint and key come from the workers'
 //! declarations ([`models`]), never from a submission.
 
 pub mod auth;
@@ -20,6 +21,7 @@ pub mod gate;
 pub mod limits;
 pub mod models;
 pub mod queue;
+pub mod serving;
 pub mod submission;
 pub mod transcript;
 pub mod worker;
@@ -38,6 +40,22 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// The most of a transcript one `Results` message carries: a long game's transcript (several MB with
 /// a real model) goes in pieces of this size.
 pub const TRANSCRIPT_CHUNK: usize = 1024 * 1024;
+
+/// The environment variable that holds Redis' URL for the coordinator and the workers. The
+/// environment, not the `--redis` flag, is where a URL with a password belongs: a process's command
+/// line is visible to every user of the machine (`ps`, `/proc/PID/cmdline`).
+pub const REDIS_ENV: &str = "SLEUTH_REDIS";
+
+/// Whether a Redis URL carries a password, as the Redis client reads it (`redis://:pw@host`,
+/// `redis://user:pw@host`, `redis+unix:///path?pass=pw`). A URL the client cannot read is taken to
+/// carry one if it could: it has an `@` or a `pass=`.
+pub fn redis_url_has_password(url: &str) -> bool {
+    use redis::IntoConnectionInfo as _;
+    match url.into_connection_info() {
+        Ok(info) => info.redis_settings().password().is_some(),
+        Err(_) => url.contains('@') || url.contains("pass="),
+    }
+}
 
 /// Why a cluster process could not do its job.
 #[derive(Debug, thiserror::Error)]
@@ -62,5 +80,28 @@ pub enum ClusterError {
 impl From<sleuth_sweep::SweepError> for ClusterError {
     fn from(e: sleuth_sweep::SweepError) -> Self {
         ClusterError::Sweep(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_password_in_a_redis_url_is_seen_as_the_client_sees_it() {
+        for with in [
+            "redis://:pw@127.0.0.1:6379/0",
+            "redis://user:pw@host",
+            "rediss://:p%40ss@host:6380",
+            "redis+unix:///tmp/redis.sock?pass=pw",
+            "not a url but:secret@host",
+        ] {
+            assert!(super::redis_url_has_password(with), "{with}");
+        }
+        for without in [
+            "redis://127.0.0.1:6379/0",
+            "redis://user@host",
+            "rediss://host",
+        ] {
+            assert!(!super::redis_url_has_password(without), "{without}");
+        }
     }
 }

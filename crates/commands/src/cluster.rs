@@ -1,6 +1,8 @@
 //! The cluster's commands: `coordinator` and `worker` (the processes), and `submit`, `watch`,
 //! `cancel`, `workers`, `results` (the client of the public API). Every one of them needs the bearer
-//! token in `SLEUTH_TOKEN`; it is read here and never printed.
+//! token in `SLEUTH_TOKEN`; it is read here and never printed. The coordinator also takes a read-only
+//! token from `SLEUTH_READ_TOKEN` (for `sleuth view --coordinator`), and Redis' URL — with its
+//! password — belongs in `SLEUTH_REDIS`, not on the command line.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -11,11 +13,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sleuth_base::shutdown::Shutdown;
 
-use sleuth_cluster::auth::{Token, TOKEN_ENV};
+use sleuth_cluster::auth::{self, Token, TOKEN_ENV};
 use sleuth_cluster::client::{self, DEFAULT_COORDINATOR};
-use sleuth_cluster::coordinator::{self, CoordinatorConfig};
+use sleuth_cluster::coordinator::{self, Coordinator, CoordinatorConfig};
 use sleuth_cluster::proto as pb;
 use sleuth_cluster::transcript::TranscriptSink;
+use sleuth_cluster::REDIS_ENV;
 use sleuth_cluster::{submission, worker};
 
 /// Where the coordinator is, for the client commands.
@@ -32,9 +35,12 @@ pub struct Target {
 /// `sleuth coordinator`.
 #[derive(Debug, Args)]
 pub struct CoordinatorArgs {
-    /// The Redis URL (`redis://[:password@]host:port`, or `rediss://` for TLS).
-    #[arg(long, env = "SLEUTH_REDIS")]
-    pub redis: String,
+    /// Redis' URL: set SLEUTH_REDIS rather than this flag, since a password on the command line is
+    /// visible to every user of the machine (`ps`). `redis://[:password@]host:port[/db]`, or
+    /// `rediss://` for TLS.
+    // `hide_env_values`: the help would print the variable's value, password and all.
+    #[arg(long, env = "SLEUTH_REDIS", hide_env_values = true, value_name = "URL")]
+    pub redis: Option<String>,
     /// The address the gRPC API is served on.
     #[arg(long, default_value = "127.0.0.1:7400")]
     pub listen: SocketAddr,
@@ -67,9 +73,10 @@ pub struct CoordinatorArgs {
 pub struct WorkerArgs {
     #[command(flatten)]
     pub target: Target,
-    /// The Redis URL, as this worker reaches the coordinator's Redis.
-    #[arg(long, env = "SLEUTH_REDIS")]
-    pub redis: String,
+    /// Redis' URL as this worker reaches the coordinator's Redis: set SLEUTH_REDIS rather than this
+    /// flag, since a password on the command line is visible to every user of the machine (`ps`).
+    #[arg(long, env = "SLEUTH_REDIS", hide_env_values = true, value_name = "URL")]
+    pub redis: Option<String>,
     /// Games played at once at most.
     #[arg(long)]
     pub capacity: usize,
@@ -148,12 +155,55 @@ fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read the TLS {what} {}", path.display()))
 }
 
+/// The value of `--redis` as this process's command line holds it (`--redis URL` or `--redis=URL`),
+/// when it does: `None` when the URL came from `SLEUTH_REDIS`.
+fn redis_flag(args: &[String]) -> Option<&str> {
+    let mut it = args.iter().skip(1);
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            return None;
+        }
+        if arg == "--redis" {
+            return it.next().map(String::as_str);
+        }
+        if let Some(v) = arg.strip_prefix("--redis=") {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Redis' URL from `--redis` or `SLEUTH_REDIS`, with a warning (never the password) when the command
+/// line holds a password.
+fn redis_url(given: Option<String>) -> Result<String> {
+    let Some(url) = given else {
+        bail!(
+            "no Redis URL: set {REDIS_ENV}=redis://[:password@]host:port (the environment keeps a \
+             password out of `ps`; --redis URL works too, for a Redis without one)"
+        );
+    };
+    // `args_os`: `args` panics on an argument that is not UTF-8.
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if redis_flag(&args).is_some_and(sleuth_cluster::redis_url_has_password) {
+        eprintln!(
+            "warning: --redis puts Redis' password on the command line, where every user of this \
+             machine can read it (`ps`); put the URL in {REDIS_ENV} instead"
+        );
+    }
+    Ok(url)
+}
+
 pub async fn coordinator(a: CoordinatorArgs, shutdown: Shutdown) -> Result<()> {
     let token = token()?;
+    let read_token = auth::read_token_from_env()?;
+    let redis = redis_url(a.redis)?;
     if let Some(addr) = a.metrics_addr {
         sleuth_base::telemetry::serve_metrics(addr)?;
     }
-    let mut cfg = CoordinatorConfig::new(a.redis, a.listen, a.namespace, token);
+    let mut cfg = CoordinatorConfig::new(redis, a.listen, a.namespace, token);
+    cfg.read_token = read_token;
     cfg.claim_idle = Duration::from_secs(a.claim_idle_secs);
     cfg.heartbeat = Duration::from_millis(a.heartbeat_ms);
     cfg.max_games = a.max_games_per_sweep;
@@ -162,8 +212,19 @@ pub async fn coordinator(a: CoordinatorArgs, shutdown: Shutdown) -> Result<()> {
     if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
         cfg.tls = Some((read_pem(cert, "certificate")?, read_pem(key, "key")?));
     }
-    eprintln!("sleuth coordinator: serving on {}", a.listen);
-    coordinator::serve(cfg, shutdown).await?;
+    // Redis answered and the port is bound: only now is "serving" true, and scripts (and the compose
+    // file's users) that wait for this line may connect at once.
+    let started = Coordinator::start(cfg).await?;
+    {
+        let mut err = std::io::stderr().lock();
+        writeln!(
+            err,
+            "sleuth coordinator: serving on {}",
+            started.local_addr()
+        )?;
+        err.flush()?;
+    }
+    started.serve(shutdown).await?;
     Ok(())
 }
 
@@ -179,7 +240,7 @@ pub async fn worker(a: WorkerArgs, shutdown: Shutdown) -> Result<()> {
     let cfg = worker::WorkerConfig {
         coordinator: a.target.coordinator,
         tls_ca: a.target.tls_ca,
-        redis: a.redis,
+        redis: redis_url(a.redis)?,
         capacity: a.capacity,
         token,
         metrics_addr: a.metrics_addr,
@@ -419,4 +480,32 @@ pub async fn results(a: ResultsArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redis_flag;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_redis_flag_is_found_in_both_spellings_and_only_before_a_double_dash() {
+        let url = "redis://:pw@h:6379";
+        for cmd in [
+            args(&["sleuth", "coordinator", "--redis", url]),
+            args(&["sleuth", "coordinator", &format!("--redis={url}")]),
+            args(&["sleuth", "worker", "--capacity", "2", "--redis", url, "-v"]),
+        ] {
+            assert_eq!(redis_flag(&cmd), Some(url), "{cmd:?}");
+        }
+        for cmd in [
+            args(&["sleuth", "coordinator"]),
+            args(&["sleuth", "coordinator", "--", "--redis", url]),
+            args(&["sleuth", "coordinator", "--redisx", url]),
+        ] {
+            assert_eq!(redis_flag(&cmd), None, "{cmd:?}");
+        }
+    }
 }

@@ -23,6 +23,10 @@ pub enum ScriptCommand {
         /// Print CSV instead of an aligned table.
         #[arg(long)]
         csv: bool,
+        /// Also write ThinkThrice's Figure 2 (the set's scripts by number of players) into DIR, as
+        /// SVG and PNG with its CSV.
+        #[arg(long, value_name = "DIR")]
+        figures: Option<PathBuf>,
     },
 }
 
@@ -32,7 +36,11 @@ impl ScriptCommand {
         match self {
             ScriptCommand::Validate { path } => validate(&path),
             ScriptCommand::Show { path } => show(&path),
-            ScriptCommand::Stats { paths, csv } => crate::stats::run(&paths, csv),
+            ScriptCommand::Stats {
+                paths,
+                csv,
+                figures,
+            } => crate::stats::run(&paths, csv, figures.as_deref()),
         }
     }
 }

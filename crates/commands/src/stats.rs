@@ -1,7 +1,7 @@
 //! `sleuth script stats`: the dataset table of a set of scripts, in the shape of PLAYER\* Table 1 and
 //! MIRAGE Table 1, so an imported set can be checked against the papers (docs/datasets.md does so).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
@@ -12,13 +12,21 @@ use sleuth_script::stats::ScriptStats;
 use sleuth_script::Script;
 
 /// Prints the table of the scripts at `paths` (files, or folders whose `*.toml` files are read in name
-/// order); `csv` prints it as CSV instead of aligned text.
-pub(super) fn run(paths: &[PathBuf], csv: bool) -> Result<()> {
+/// order); `csv` prints it as CSV instead of aligned text; with `figures`, ThinkThrice's Figure 2 of
+/// the set is written there too.
+pub(super) fn run(paths: &[PathBuf], csv: bool, figures: Option<&Path>) -> Result<()> {
     let files = script_files(paths)?;
     let mut stats = Vec::new();
     for f in &files {
         let s = Script::load(f).with_context(|| format!("reading {}", f.display()))?;
         stats.push(ScriptStats::of(&s, tokens::count));
+    }
+    if let Some(dir) = figures {
+        let written = sleuth_report::dataset::write(&stats, dir)
+            .with_context(|| format!("writing Figure 2 into {}", dir.display()))?;
+        for w in written {
+            eprintln!("wrote {}", w.display());
+        }
     }
     let t = table(&stats);
     if csv {

@@ -24,7 +24,13 @@ use super::completion::{complete, unix_now};
 use super::error::ApiError;
 use super::MockState;
 
-/// The batches and files the mock holds (in memory, for its life).
+/// The most bytes of files the mock holds at once by default (`MockConfig::max_stored_bytes`; uploads
+/// count, the batches' own output and error files do not):
+/// enough for a few large batches in flight; a client that never deletes what it is done with gets a
+/// 413 naming this limit, as OpenAI refuses uploads past an organisation's storage.
+pub(super) const MAX_STORED_BYTES: usize = 512 * 1024 * 1024;
+
+/// The batches and files the mock holds (in memory, until deleted with `DELETE /v1/files/{id}`).
 #[derive(Default)]
 pub(super) struct BatchState {
     files: HashMap<String, Vec<u8>>,
@@ -81,22 +87,13 @@ pub(super) async fn upload(
     let mut bytes = None;
     let mut name = String::from("upload.jsonl");
     let mut purpose = String::new();
-    while let Some(field) = form
-        .next_field()
-        .await
-        .map_err(|e| ApiError::invalid(format!("bad multipart body: {e}"), None))?
-    {
+    while let Some(field) = form.next_field().await.map_err(multipart_error)? {
         match field.name() {
             Some("file") => {
                 if let Some(n) = field.file_name() {
                     name = n.to_string();
                 }
-                bytes = Some(
-                    field
-                        .bytes()
-                        .await
-                        .map_err(|e| ApiError::invalid(format!("bad file: {e}"), Some("file")))?,
-                );
+                bytes = Some(field.bytes().await.map_err(multipart_error)?);
             }
             Some("purpose") => {
                 purpose = field.text().await.unwrap_or_default();
@@ -114,12 +111,61 @@ pub(super) async fn upload(
     let id = format!("file-{}", shared.next_id.fetch_add(1, Ordering::Relaxed));
     let size = bytes.len();
     let mut st = shared.batches.lock().map_err(|_| poisoned())?;
+    let held: usize = st.files.values().map(Vec::len).sum();
+    let most = shared.config.max_stored_bytes;
+    if held + size > most {
+        return Err(ApiError {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            ..ApiError::invalid(
+                format!(
+                    "the mock holds {held} bytes of files and keeps at most {most}: delete \
+                     files you are done with (DELETE /v1/files/ID) before uploading {size} more"
+                ),
+                Some("file"),
+            )
+        });
+    }
     st.files.insert(id.clone(), bytes.to_vec());
     shared.counters.files.fetch_add(1, Ordering::Relaxed);
     Ok(Json(json!({
         "id": id, "object": "file", "bytes": size, "created_at": unix_now(),
         "filename": name, "purpose": "batch",
     })))
+}
+
+/// A multipart body that could not be read: a 413 naming the limit when it was too large (axum's
+/// own message says only "Error parsing multipart"), else a 400.
+fn multipart_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    let status = e.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError {
+            status,
+            ..ApiError::invalid(
+                format!(
+                    "the upload is larger than the mock accepts ({} bytes per request)",
+                    super::BODY_LIMIT
+                ),
+                Some("file"),
+            )
+        };
+    }
+    ApiError {
+        status,
+        ..ApiError::invalid(
+            format!("bad multipart body: {}", e.body_text()),
+            Some("file"),
+        )
+    }
+}
+
+/// `DELETE /v1/files/{id}`: as OpenAI answers it.
+pub(super) async fn delete_file(
+    State(shared): State<Arc<MockState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let mut st = shared.batches.lock().map_err(|_| poisoned())?;
+    st.files.remove(&id).ok_or_else(|| not_found("file", &id))?;
+    Ok(Json(json!({"id": id, "object": "file", "deleted": true})))
 }
 
 fn poisoned() -> ApiError {

@@ -95,6 +95,7 @@ async fn serve(a: MockArgs, shutdown: Shutdown) -> Result<()> {
         batch_delay: Duration::from_millis(a.batch_delay_ms),
         batch_failure_rate: a.batch_failure_rate,
         batch_expire_first: a.batch_expire_first,
+        max_stored_bytes: crate::MockConfig::default().max_stored_bytes,
     };
     let models = config.models.clone();
     let server = crate::MockServer::start(a.listen, config).await?;

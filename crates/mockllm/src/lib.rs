@@ -68,7 +68,6 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio::net::TcpListener;
@@ -121,11 +120,35 @@ pub struct MockConfig {
     pub batch_failure_rate: f64,
     /// The first this many batches expire with half their lines answered.
     pub batch_expire_first: u64,
+    /// The most bytes of files held at once; an upload past it gets a 413 (`batches.rs`).
+    pub max_stored_bytes: usize,
 }
 
 /// The most dimensions an embedding may have: OpenAI's largest model returns 3,072, and a bound
 /// keeps a typo from allocating gigabytes per request.
 pub const MAX_EMBEDDING_DIMS: usize = 16_384;
+
+/// Largest request body accepted: axum's default (2 MB) is enough for a prompt, but a batch file of
+/// thousands of evaluation lines is tens of megabytes. Past it the answer is a 413 naming the limit.
+pub const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The most inputs one embedding request may carry: OpenAI's own limit.
+pub const MAX_EMBEDDING_INPUTS: usize = 2_048;
+
+/// The most numbers one embedding reply may hold (inputs × dimensions): what a real client asks for
+/// at the most (2,048 inputs of 1,536 dimensions, ~3 M), so that a request of 1.5 KB cannot make the
+/// mock build a reply of gigabytes.
+pub const MAX_EMBEDDING_VALUES: usize = 2_048 * 1_536;
+
+/// The server's connection limits: a head-read and idle timeout of two minutes, longer than a pooled
+/// client (reqwest: 90 s) keeps a connection idle, so the mock never closes one a client is about to
+/// reuse; and up to 8,192 connections (a load test keeps thousands open), at most half the process's
+/// descriptors.
+const MOCK_LIMITS: sleuth_base::http::Limits = sleuth_base::http::Limits {
+    header_read_timeout: Duration::from_secs(120),
+    max_connections: 8_192,
+    drain: Duration::from_secs(10),
+};
 
 /// What a malformed completion says: plausible model prose that no structured-output parser accepts.
 pub const MALFORMED_REPLY: &str =
@@ -149,6 +172,7 @@ impl Default for MockConfig {
             batch_delay: Duration::ZERO,
             batch_failure_rate: 0.0,
             batch_expire_first: 0,
+            max_stored_bytes: batches::MAX_STORED_BYTES,
         }
     }
 }
@@ -240,18 +264,17 @@ impl MockServer {
         let shared = Arc::new(MockState::new(config));
         let app = routes::router(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
-        // TCP_NODELAY on every accepted socket: with Nagle's algorithm a small response can wait for the
-        // client's delayed ACK, adding tens of milliseconds per request and poisoning every benchmark.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        // The accept loop of `sleuth_base::http`: TCP_NODELAY on every socket (with Nagle's algorithm
+        // a small response can wait for the client's delayed ACK, tens of milliseconds that poison a
+        // benchmark), a head-read and idle timeout longer than a pooled client keeps an idle
+        // connection, and a connection bound from the descriptors the process has.
         let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    // A send or a dropped sender both mean "stop".
-                    let _ = stopped.await;
-                })
-                .await
+            sleuth_base::http::serve(listener, app, MOCK_LIMITS, None, async move {
+                // A send or a dropped sender both mean "stop".
+                let _ = stopped.await;
+            })
+            .await;
+            Ok::<(), std::io::Error>(())
         });
         Ok(MockServer {
             addr,

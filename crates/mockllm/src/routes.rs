@@ -20,17 +20,16 @@ use super::{MockState, MockStats};
 use sleuth_base::text;
 use sleuth_llm::tokens;
 
-/// Largest request body accepted. axum's default (2 MB) is enough for a prompt, but a load test may send
-/// large embedding batches; the server is local, so there is no abuse to guard against.
-const BODY_LIMIT: usize = 64 * 1024 * 1024;
-
 pub(super) fn router(shared: Arc<MockState>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/embeddings", post(embeddings))
         .route("/v1/models", get(list_models))
         .route("/v1/files", post(super::batches::upload))
-        .route("/v1/files/{id}", get(super::batches::file))
+        .route(
+            "/v1/files/{id}",
+            get(super::batches::file).delete(super::batches::delete_file),
+        )
         .route("/v1/files/{id}/content", get(super::batches::content))
         .route(
             "/v1/batches",
@@ -40,7 +39,7 @@ pub(super) fn router(shared: Arc<MockState>) -> Router {
         .route("/v1/batches/{id}/cancel", post(super::batches::cancel))
         .route("/stats", get(stats))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(super::BODY_LIMIT))
         .with_state(shared)
 }
 
@@ -117,6 +116,27 @@ async fn embeddings(
                 )
             })?,
     };
+    if inputs.len() > super::MAX_EMBEDDING_INPUTS {
+        return Err(ApiError::invalid(
+            format!(
+                "at most {} inputs per request, got {}",
+                super::MAX_EMBEDDING_INPUTS,
+                inputs.len()
+            ),
+            Some("input"),
+        ));
+    }
+    if inputs.len().saturating_mul(dims) > super::MAX_EMBEDDING_VALUES {
+        return Err(ApiError::invalid(
+            format!(
+                "{} inputs of {dims} dimensions are {} numbers; the mock answers at most {} per request",
+                inputs.len(),
+                inputs.len().saturating_mul(dims),
+                super::MAX_EMBEDDING_VALUES
+            ),
+            Some("input"),
+        ));
+    }
     // Any model name is accepted: hashed vectors are the only embeddings there are.
     let model = obj
         .get("model")

@@ -533,3 +533,128 @@ async fn the_real_openai_provider_reads_answers_usage_and_retry_after() {
     assert_eq!(s.stats().requests, 8);
     s.shutdown().await;
 }
+
+/// A multipart upload of `bytes` bytes as a batch file (the form written out by hand: the test's
+/// reqwest has no multipart feature).
+async fn upload(s: &MockServer, bytes: usize) -> reqwest::Response {
+    const B: &str = "sleuth-test-boundary";
+    let mut body = format!(
+        "--{B}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
+         --{B}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"in.jsonl\"\r\n\
+         Content-Type: application/jsonl\r\n\r\n"
+    )
+    .into_bytes();
+    body.resize(body.len() + bytes, b'x');
+    body.extend_from_slice(format!("\r\n--{B}--\r\n").as_bytes());
+    client()
+        .post(format!("{}/files", s.base_url()))
+        .header("content-type", format!("multipart/form-data; boundary={B}"))
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn files_are_capped_and_can_be_deleted_and_an_oversized_upload_gets_413() {
+    let s = server(MockConfig {
+        max_stored_bytes: 3_000_000,
+        ..MockConfig::default()
+    })
+    .await;
+    let first = upload(&s, 2_000_000).await;
+    assert_eq!(first.status(), 200);
+    let id = first.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Past what the mock holds: 413, naming the limit and the way out.
+    let full = upload(&s, 2_000_000).await;
+    assert_eq!(full.status(), 413);
+    let msg = full.json::<Value>().await.unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("3000000") && msg.contains("DELETE"), "{msg}");
+    // Deleted, the room is back; deleted again, it is not found.
+    let url = format!("{}/files/{id}", s.base_url());
+    let deleted = client().delete(&url).send().await.unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(deleted.json::<Value>().await.unwrap()["deleted"], true);
+    assert_eq!(client().delete(&url).send().await.unwrap().status(), 404);
+    assert_eq!(upload(&s, 2_000_000).await.status(), 200);
+    // One request past the body limit: 413 naming it, not a 400 about multipart parsing.
+    let huge = upload(&s, BODY_LIMIT + 1).await;
+    assert_eq!(huge.status(), 413);
+    let msg = huge.text().await.unwrap();
+    assert!(msg.contains(&BODY_LIMIT.to_string()), "{msg}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_embedding_request_is_capped_in_proportion_to_what_a_real_client_sends() {
+    let s = server(MockConfig::default()).await;
+    // 300 inputs of 16,384 dimensions: 1.5 KB asking for 4.9 M numbers.
+    let inputs: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
+    let r = post(
+        &s,
+        "/embeddings",
+        &json!({"model": "m", "input": inputs, "dimensions": 16_384}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let msg = r.json::<Value>().await.unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains(&MAX_EMBEDDING_VALUES.to_string()), "{msg}");
+    let many: Vec<String> = (0..MAX_EMBEDDING_INPUTS + 1)
+        .map(|i| format!("t{i}"))
+        .collect();
+    let r = post(
+        &s,
+        "/embeddings",
+        &json!({"model": "m", "input": many, "dimensions": 8}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    // What sleuth sends passes.
+    let r = post(
+        &s,
+        "/embeddings",
+        &json!({"model": "m", "input": inputs, "dimensions": 1_536}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_half_sent_request_does_not_hold_the_mock_forever() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = server(MockConfig::default()).await;
+    let mut half = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    half.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // Still served beside it.
+    assert_eq!(
+        post(&s, "/chat/completions", &chat_body(simulated::MODEL))
+            .await
+            .status(),
+        200
+    );
+    // The server closes it after its head-read timeout; a stop waits for it at most the drain
+    // time (10 s), then closes it.
+    let stopped = tokio::time::timeout(Duration::from_secs(20), s.shutdown()).await;
+    assert!(
+        stopped.is_ok(),
+        "the mock's stop waited on a half-sent request past its drain"
+    );
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(5), half.read(&mut buf))
+        .await
+        .expect("closed, not hanging")
+        .unwrap_or(0);
+    assert!(n == 0 || buf.starts_with(b"HTTP/1.1 408"));
+}

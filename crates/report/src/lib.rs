@@ -6,7 +6,7 @@
 //! Reads every `result.json` under a path ([`load`]), groups the games into arms — one version of one
 //! script played under one condition, repeated over seeds ([`arms`]) — and builds ThinkThrice Table 4
 //! and Figures 4 and 5 (Table 4's module ablation for every protocol that runs the modules), PLAYER*
-//! Tables A3, A5 and A6 and Figures 5, 6 and 7, MIRAGE Tables 2, 3, 9–19 and Figures 2–8 (`mirage`),
+//! Tables A3, A4, A5 and A6 and Figures 5, 6 and 7, MIRAGE Tables 2, 3, 9–19 and Figures 2–8 (`mirage`),
 //! paired comparisons ([`tables`], [`figures`]), and a tournament's ratings ([`tournament`]). A
 //! paper's table or figure holds only games of that paper's
 //! protocol; what other protocols measured appears under titles naming them ([`papers`]). Means come with percentile-bootstrap intervals over games from
@@ -21,6 +21,7 @@ pub mod ablation;
 pub mod arms;
 pub mod clues;
 pub mod csv;
+pub mod dataset;
 pub mod figures;
 mod html;
 pub mod load;
@@ -162,6 +163,9 @@ impl Report {
         }
         for p in per_protocol(papers::Measures::Choice) {
             sections.extend(tables::choice(g, p).map(Section::Table));
+            if p == papers::Measures::Choice.paper_protocol() {
+                sections.extend(tables::player_table_a4(g, &lengths).map(Section::Table));
+            }
         }
         sections.extend(figures::player_figure7(g, b).map(Section::Figure));
         for p in per_protocol(papers::Measures::Cost) {
@@ -280,8 +284,9 @@ fn unknown_protocols(g: &Grouping) -> Vec<String> {
 
 /// File stems a report may write besides the protocol-scoped sections ([`papers::all_ids`]), so a
 /// rewrite removes what no longer applies.
-const IDS: [&str; 5] = [
+const IDS: [&str; 6] = [
     "arms",
+    tables::A4_ID,
     "player_figure7",
     "mirage_table2",
     "mirage_figure2",

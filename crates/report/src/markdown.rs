@@ -1,4 +1,8 @@
 //! `report.md`: the tables as Markdown, the figures as linked images.
+//!
+//! Names in a report come from the user's files — script titles, model names, paths — and a Markdown
+//! viewer renders raw HTML, so every text written here has `&`, `<` and `>` escaped as `report.html`
+//! escapes them ([`html_text`]): a script titled `<img src=x onerror=…>` must print as text, not run.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -12,12 +16,14 @@ use super::{Report, Section};
 pub fn render(r: &Report, notes: &[String], figures: &BTreeMap<&str, Rendered>) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# sleuth report\n");
-    let _ = writeln!(o, "{}\n", r.summary());
+    let _ = writeln!(o, "{}\n", html_text(&r.summary()));
     for s in &r.sections {
         match s {
             Section::Table(t) => table(&mut o, t),
             Section::Figure(f) => {
-                let _ = writeln!(o, "## {}\n", f.title);
+                let title = html_text(&f.title);
+                let caption = html_text(&f.caption);
+                let _ = writeln!(o, "## {title}\n");
                 match figures.get(f.id) {
                     Some(rendered) => {
                         let image = rendered
@@ -27,19 +33,17 @@ pub fn render(r: &Report, notes: &[String], figures: &BTreeMap<&str, Rendered>) 
                             .file_name()
                             .map(|n| n.to_string_lossy().to_string())
                             .unwrap_or_default();
-                        let _ = writeln!(o, "![{}]({image})\n", f.title);
+                        let _ = writeln!(o, "![{title}]({image})\n");
                         let _ = writeln!(
                             o,
-                            "{} Files: [{id}.svg]({id}.svg), [{id}.csv]({id}.csv).\n",
-                            f.caption,
+                            "{caption} Files: [{id}.svg]({id}.svg), [{id}.csv]({id}.csv).\n",
                             id = f.id
                         );
                     }
                     None => {
                         let _ = writeln!(
                             o,
-                            "{} (not drawn; data in [{id}.csv]({id}.csv)).\n",
-                            f.caption,
+                            "{caption} (not drawn; data in [{id}.csv]({id}.csv)).\n",
                             id = f.id
                         );
                     }
@@ -50,7 +54,7 @@ pub fn render(r: &Report, notes: &[String], figures: &BTreeMap<&str, Rendered>) 
     if !notes.is_empty() {
         let _ = writeln!(o, "## Notes\n");
         for n in notes {
-            let _ = writeln!(o, "- {}", n.replace('\n', " "));
+            let _ = writeln!(o, "- {}", html_text(&n.replace('\n', " ")));
         }
         o.push('\n');
     }
@@ -58,9 +62,9 @@ pub fn render(r: &Report, notes: &[String], figures: &BTreeMap<&str, Rendered>) 
 }
 
 fn table(o: &mut String, t: &Table) {
-    let _ = writeln!(o, "## {}\n", t.title);
+    let _ = writeln!(o, "## {}\n", html_text(&t.title));
     if !t.note.is_empty() {
-        let _ = writeln!(o, "{}\n", t.note);
+        let _ = writeln!(o, "{}\n", html_text(&t.note));
     }
     let headings: Vec<String> = t.columns.iter().map(|c| escape(&c.heading)).collect();
     let _ = writeln!(o, "| {} |", headings.join(" | "));
@@ -92,8 +96,29 @@ fn table(o: &mut String, t: &Table) {
     let _ = writeln!(o, "\nCSV: [{id}.csv]({id}.csv)\n", id = t.id);
 }
 
-/// Text safe inside a Markdown table cell: `|` would end the cell, and `*` (PLAYER*) would open
-/// emphasis, notably inside a bold total row.
+/// Text safe inside a Markdown table cell: `|` would end the cell, `*` (PLAYER*) would open
+/// emphasis, notably inside a bold total row, and HTML is escaped as everywhere ([`html_text`]).
 fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('*', "\\*").replace('\n', " ")
+    html_text(s)
+        .replace('|', "\\|")
+        .replace('*', "\\*")
+        .replace('\n', " ")
+}
+
+/// `s` with the characters that start HTML markup or a character reference written as entities, so
+/// a Markdown renderer shows them instead of interpreting them. Quotes are left (without `<` no tag,
+/// and so no attribute, can open), and so is an `&` before a space or at the end ("Single & Multi"),
+/// which no renderer reads as a reference: the file stays readable as text.
+fn html_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '&' if chars.peek().is_some_and(|n| !n.is_whitespace()) => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -127,14 +127,26 @@ impl Bootstrap {
     }
 }
 
-/// Mean and sample standard deviation over repeats (how PLAYER* Table A3 reports a script).
-pub fn mean_std(xs: &[f64]) -> Option<(f64, f64)> {
-    Some((stats::mean(xs)?, stats::std_dev(xs)?))
+/// Mean and population standard deviation, √(Σ (xᵢ − x̄)² / n): PLAYER* Tables A3 and A4 print every
+/// spread in this one form, B.3's (`tables::choice` says why); 0 for one value, `None` for none or
+/// for a value that is not finite.
+pub fn mean_std_population(xs: &[f64]) -> Option<(f64, f64)> {
+    let weighted: Vec<(f64, f64)> = xs.iter().map(|&x| (x, 1.0)).collect();
+    stats::weighted_mean_std(&weighted)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_population_spread_divides_by_n() {
+        // {0, 0, 1}: mean 1/3, variance (1/9 + 1/9 + 4/9) / 3 = 2/9 → .471 (÷ 2 would give .577).
+        let (m, s) = mean_std_population(&[0.0, 0.0, 1.0]).unwrap();
+        assert!((m - 1.0 / 3.0).abs() < 1e-12 && (s - (2.0f64 / 9.0).sqrt()).abs() < 1e-12);
+        assert_eq!(mean_std_population(&[0.4]), Some((0.4, 0.0)));
+        assert_eq!(mean_std_population(&[]), None);
+    }
 
     #[test]
     fn a_game_without_votes_measures_no_detection() {

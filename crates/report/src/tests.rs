@@ -9,6 +9,7 @@ use sleuth_game::game::{ChoiceScores, ChoiceTally, GameResult, MirageOutcome, Wi
 
 mod a3_a5_figure5;
 mod labels;
+mod last_tables;
 mod mirage_tables;
 mod pooling;
 mod published;
@@ -214,12 +215,12 @@ fn table_a3_gives_mean_and_std_per_script_and_weighted_rows_across_scripts() {
     );
     // A PP result without a vote (outside WellPlay, or written before PP voted) shows none.
     assert_eq!(text(&t, 0, "Voting"), "—");
-    // Inn / PLAYER*: objective 1 and 0 → 0.5 ± 0.7071 (sample std); overall 19/24 and 10/24 →
-    // mean 29/48, std (9/24)/√2.
+    // Inn / PLAYER*: objective 1 and 0 → 0.5 ± 0.5 (the table's one rule: ÷ n); overall 19/24 and
+    // 10/24 → mean 29/48, std (9/24)/2.
     let (m, s) = mean_std(&t, 1, "Objective").unwrap();
-    assert!(close(m, 0.5) && close(s, 0.5f64.sqrt()), "{m} {s}");
+    assert!(close(m, 0.5) && close(s, 0.5), "{m} {s}");
     let (m, s) = mean_std(&t, 1, "Overall").unwrap();
-    assert!(close(m, 29.0 / 48.0) && close(s, 9.0 / 24.0 / 2f64.sqrt()));
+    assert!(close(m, 29.0 / 48.0) && close(s, 9.0 / 24.0 / 2.0));
     let (m, _) = mean_std(&t, 1, "Voting").unwrap();
     assert!(close(m, 0.5));
     assert_eq!(text(&t, 1, "#QA"), "5");
@@ -233,10 +234,10 @@ fn table_a3_gives_mean_and_std_per_script_and_weighted_rows_across_scripts() {
     // Weighted overall: Inn 29/48 of 24 points, Villa 1.0 of 27: (14.5 + 27) / 51.
     let (m, _) = mean_std(&t, 4, "Overall").unwrap();
     assert!(close(m, 41.5 / 51.0), "{m}");
-    // Voting across scripts, unweighted: Inn 0.5, Villa 1.0 → 0.75 ± √(2·0.25²/1) (n − 1, as the
-    // paper's Overall Voting row).
+    // Voting across scripts, unweighted: Inn 0.5, Villa 1.0 → 0.75 ± 0.25 (÷ n, the table's one
+    // rule; the paper's Overall Voting row would print √0.125 here).
     let (v, vs) = mean_std(&t, 4, "Voting").unwrap();
-    assert!(close(v, 0.75) && close(vs, 0.125f64.sqrt()), "{v} {vs}");
+    assert!(close(v, 0.75) && close(vs, 0.25), "{v} {vs}");
     assert_eq!(
         text(&t, 4, "#QA"),
         "9",
@@ -262,14 +263,15 @@ fn table_a3_spread_is_over_the_evaluation_runs() {
     r.choice = Some(c);
     let g = Grouping::new(vec![record(r)]);
     let t = tables::player_table_a3(&g).expect("A3");
+    // {0.2, 0.4, 0.6}: variance 0.08 / 3 (÷ n); {0, 0.5, 1}: 0.5 / 3.
     let (m, sd) = mean_std(&t, 0, "Overall").expect("overall");
     assert!(
-        (m - 0.4).abs() < 1e-12 && (sd - 0.2).abs() < 1e-12,
+        (m - 0.4).abs() < 1e-12 && (sd * sd - 0.08 / 3.0).abs() < 1e-12,
         "{m} ± {sd}"
     );
     let (m, sd) = mean_std(&t, 0, "Reasoning").expect("reasoning");
     assert!(
-        (m - 0.5).abs() < 1e-12 && (sd - 0.5).abs() < 1e-12,
+        (m - 0.5).abs() < 1e-12 && (sd * sd - 0.5 / 3.0).abs() < 1e-12,
         "{m} ± {sd}"
     );
 }

@@ -6,7 +6,8 @@
 //! `sweep/tournament.rs`). Each tournament gives three tables:
 //!
 //! - `tournament_ratings`: per model, Bradley–Terry ratings on the Elo scale, overall and per side
-//!   ([`sleuth_game::eval::rating`]), its win rates on each side, and what its wins cost;
+//!   ([`sleuth_game::eval::rating`]) — only those the games connect ([`Connected`]) — its win rates
+//!   on each side, and what its wins cost;
 //! - `tournament_matrix`: how often the row's model beat the column's, both sides pooled;
 //! - `tournament_sides`: how often the culprit's side won with the row's model as culprit against
 //!   the column's as civilians.
@@ -224,6 +225,79 @@ fn costs(g: &Grouping, t: &Tournament, notes: &mut Vec<String>) -> Option<Vec<(f
     None
 }
 
+/// Which ratings the games tie together. A Bradley–Terry rating means something only against the
+/// ratings it is linked to by games, directly or through others: two strengths in parts of the
+/// comparison graph that no game joins are placed apart by the prior alone. With two models and no
+/// self-play the per-side graph falls in two (A's culprit meets only B's civilians, B's culprit only
+/// A's), so "A is the better culprit" would be read off the prior; the tables print only ratings
+/// the games connect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Connected {
+    /// Every model that met another model is linked to every other such model.
+    overall: bool,
+    /// Every culprit strength and every civilians strength that played is linked to all the others.
+    sides: bool,
+}
+
+impl Connected {
+    fn of(t: &Tournament) -> Connected {
+        let k = t.models.len();
+        // Overall: a node per model, an edge per game between two models.
+        let mut overall = Components::new(k);
+        let mut in_overall = vec![false; k];
+        // Per side: node i is model i's culprit strength, k + i its civilians strength.
+        let mut sides = Components::new(2 * k);
+        let mut in_sides = vec![false; 2 * k];
+        for g in &t.games {
+            if g.culprit != g.civilians {
+                overall.join(g.culprit, g.civilians);
+                in_overall[g.culprit] = true;
+                in_overall[g.civilians] = true;
+            }
+            sides.join(g.culprit, k + g.civilians);
+            in_sides[g.culprit] = true;
+            in_sides[k + g.civilians] = true;
+        }
+        Connected {
+            overall: overall.one(&in_overall),
+            sides: sides.one(&in_sides),
+        }
+    }
+}
+
+/// Connected components of a small graph (union–find with path halving).
+struct Components {
+    parent: Vec<usize>,
+}
+
+impl Components {
+    fn new(n: usize) -> Components {
+        Components {
+            parent: (0..n).collect(),
+        }
+    }
+
+    fn root(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn join(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.root(a), self.root(b));
+        self.parent[ra] = rb;
+    }
+
+    /// Whether the nodes `present` marks all lie in one component.
+    fn one(&mut self, present: &[bool]) -> bool {
+        let nodes: Vec<usize> = (0..present.len()).filter(|&i| present[i]).collect();
+        let roots: BTreeSet<usize> = nodes.into_iter().map(|i| self.root(i)).collect();
+        roots.len() <= 1
+    }
+}
+
 /// A tournament with its ratings, and its models in rating order (best first, unrated ones last).
 struct Rated {
     t: Tournament,
@@ -306,7 +380,22 @@ pub fn tables(g: &Grouping, b: &Bootstrap, notes: &mut Vec<String>) -> Vec<Table
          not played. {level} bootstrap intervals over scripts and games."
     );
     let mut advantages = Vec::new();
+    // Setups whose games leave the overall or the per-side ratings unconnected.
+    let (mut split_overall, mut split_sides) = (Vec::new(), Vec::new());
     for Rated { t, iv, order } in &rated {
+        let connected = Connected::of(t);
+        let name = if t.setup.is_empty() {
+            "this tournament".to_string()
+        } else {
+            t.setup.clone()
+        };
+        if !connected.overall {
+            split_overall.push(name.clone());
+        }
+        if !connected.sides {
+            split_sides.push(name);
+        }
+        let only = |ok: bool, v: Option<Interval>| v.filter(|_| ok);
         let a = iv.culprit_advantage;
         let at = if t.setup.is_empty() {
             String::new()
@@ -342,9 +431,9 @@ pub fn tables(g: &Grouping, b: &Bootstrap, notes: &mut Vec<String>) -> Vec<Table
                     Cell::Number(Some(games as f64)),
                     Cell::Number(Some(wins as f64)),
                     Cell::MeanCi(t.rate(b, |x| others(x).then(|| one(won(x))))),
-                    Cell::MeanCi(iv.overall[i]),
-                    Cell::MeanCi(iv.culprit[i]),
-                    Cell::MeanCi(iv.civilians[i]),
+                    Cell::MeanCi(only(connected.overall, iv.overall[i])),
+                    Cell::MeanCi(only(connected.sides, iv.culprit[i])),
+                    Cell::MeanCi(only(connected.sides, iv.civilians[i])),
                     Cell::MeanCi(t.rate(b, |x| (x.culprit == i).then(|| one(x.culprit_won)))),
                     Cell::MeanCi(t.rate(b, |x| (x.civilians == i).then(|| one(!x.culprit_won)))),
                     Cell::Number(usd),
@@ -379,18 +468,46 @@ pub fn tables(g: &Grouping, b: &Bootstrap, notes: &mut Vec<String>) -> Vec<Table
          10^(d/400) to 1), fitted by the MM algorithm with one factor for the culprit's side, which \
          is worth {} points here; Culprit and Civilians rating fit one strength per model and side \
          on one scale, so a culprit rating against a civilians rating gives the odds of that \
-         pairing. Each strength carries a weak prior (one virtual win and one loss against the \
-         mean), so a clean sweep stays finite. Culprit and Civilians win rate are the shares of the \
+         pairing. Each strength (and the culprit's factor) carries a weak prior: two virtual \
+         games, one won and one lost, against a fixed reference of strength 1 — the strength every \
+         fit starts from, not the models' mean — so a clean sweep stays finite. A rating is printed \
+         only when the games link it, directly or through other models, to every other rating on \
+         its scale (the Culprit and Civilians ratings share one): ratings that no chain of games \
+         connects would be placed apart by the prior alone.{} Culprit and Civilians win rate are the shares of the \
          model's games on that side its side won (games against itself included). Intervals are \
          {level} percentile bootstrap over scripts, then games within scripts ({} resamples, seed \
          {}). USD and tokens are what the model's own characters spent in gameplay (murderers' \
          calls are the culprit model's, everyone else's the civilians'; read from the \
          transcripts), in its games against other models; per win divides by Wins.",
         advantages.join(", "),
+        unconnected(&split_overall, &split_sides),
         b.resamples,
         b.seed
     );
     vec![ratings, matrix, sides]
+}
+
+/// The note's sentences on ratings left out because the games do not connect them ("" when every
+/// rating is connected), naming the setups.
+fn unconnected(overall: &[String], sides: &[String]) -> String {
+    let mut out = String::new();
+    if !sides.is_empty() {
+        out.push_str(&format!(
+            " Culprit and Civilians rating are — in {}: some culprit and civilians strengths never \
+             meet, directly or through other models (with two models and no self-play, each \
+             model's culprit meets only the other's civilians), so comparing them would read the \
+             prior; `self_play = true` in the sweep's [tournament] adds the games that connect \
+             them, and the culprit × civilians table shows every pairing played.",
+            sides.join(", ")
+        ));
+    }
+    if !overall.is_empty() {
+        out.push_str(&format!(
+            " Rating is — in {}: its models fall in groups that never played each other.",
+            overall.join(", ")
+        ));
+    }
+    out
 }
 
 /// The Setup column, for reports that hold several tournaments.
@@ -552,6 +669,71 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(at(sides, 3, "b"), Cell::MeanCi(None), "b never met itself");
+    }
+
+    /// Two models, no self-play, a 4–4 split: each model's culprit met only the other's civilians,
+    /// so the culprit ratings of the two were set apart by the prior alone (both printed 1000).
+    /// They are left out, and the note says why; self-play games connect them.
+    #[test]
+    fn per_side_ratings_the_games_do_not_connect_are_not_printed() {
+        let mut games = Vec::new();
+        for seed in 1..=4 {
+            games.push(game("player", "a", "b", seed, seed % 2 == 0));
+            games.push(game("player", "b", "a", seed, seed % 2 == 1));
+        }
+        let b = Bootstrap {
+            resamples: 200,
+            ..Bootstrap::default()
+        };
+        let build = |games: Vec<GameRecord>| tables(&Grouping::new(games), &b, &mut Vec::new());
+        let split = build(games.clone());
+        let ratings = &split[0];
+        let cell = |t: &Table, row: usize, heading: &str| {
+            t.rows[row].cells[t.column(heading).expect(heading)].clone()
+        };
+        for row in 0..2 {
+            assert_eq!(cell(ratings, row, "Culprit rating"), Cell::MeanCi(None));
+            assert_eq!(cell(ratings, row, "Civilians rating"), Cell::MeanCi(None));
+            assert!(matches!(
+                cell(ratings, row, "Rating"),
+                Cell::MeanCi(Some(_))
+            ));
+            assert!(matches!(
+                cell(ratings, row, "Culprit win rate"),
+                Cell::MeanCi(Some(_))
+            ));
+        }
+        let md_cell = cell(ratings, 0, "Culprit rating").display(Kind::MeanCi(0));
+        assert_eq!(md_cell, "—");
+        assert!(
+            ratings.note.contains("self_play = true"),
+            "{}",
+            ratings.note
+        );
+        // The prior's reference is strength 1, not the models' mean.
+        assert!(
+            ratings.note.contains("strength 1") && !ratings.note.contains("against the mean"),
+            "{}",
+            ratings.note
+        );
+        // One game of each model against itself joins the two halves.
+        games.push(game("player", "a", "a", 9, true));
+        games.push(game("player", "b", "b", 9, false));
+        let joined = build(games);
+        let ratings = &joined[0];
+        for row in 0..2 {
+            for heading in ["Culprit rating", "Civilians rating"] {
+                assert!(
+                    matches!(cell(ratings, row, heading), Cell::MeanCi(Some(_))),
+                    "{heading}"
+                );
+            }
+        }
+        assert!(
+            !ratings.note.contains("self_play = true"),
+            "{}",
+            ratings.note
+        );
     }
 
     #[test]

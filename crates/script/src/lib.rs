@@ -41,6 +41,26 @@ pub enum ScriptError {
         path: PathBuf,
         problems: Vec<Problem>,
     },
+    /// The file (or text) is larger than any script sleuth plays: refused before it is parsed, so a
+    /// file of any size costs neither memory nor time (see [`MAX_SCRIPT_BYTES`]).
+    #[error(
+        "{path}: the script is {size} bytes ({}), above the limit of {limit} bytes ({}): a \
+         game's time, memory and prompts grow with its script, and the largest public script is \
+         0.36 MB. If a real script needs more, set {MAX_SCRIPT_ENV} to the limit in MB (e.g. \
+         {MAX_SCRIPT_ENV}=16)",
+        megabytes(*size),
+        megabytes(*limit)
+    )]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+    /// The limit's environment variable does not hold a number of megabytes.
+    #[error(
+        "{MAX_SCRIPT_ENV}=\"{value}\": expected a whole number of megabytes (1 or more), e.g. 16"
+    )]
+    BadLimit { value: String },
     /// The script could not be written.
     #[error("{path}: cannot write script")]
     Write {
@@ -48,6 +68,54 @@ pub enum ScriptError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The largest script loaded, in bytes (2 MiB), unless [`MAX_SCRIPT_ENV`] says otherwise.
+///
+/// Why a limit: a game's cost grows with its script — text every character shares (the premise)
+/// is in every prompt, and every text is chunked and embedded — so an outsized file (a 50 MB script
+/// passed validation, then played for minutes at 1.4 GB with no output) is refused when it is
+/// loaded, naming its size, before a token is spent. Why this one: the largest public script imports
+/// to 0.36 MiB (MIRAGE's *Fox Hotel*; the largest WellPlay one, *Solitary Boat Firefly*, 0.25 MiB),
+/// so 2 MiB is more than five times that. Above it a game stops being cheap in the worst placement:
+/// night-ferry with its premise grown to 1 MiB plays one simulated O-CoT round in 5 s at 0.4 GB, to
+/// 4 MiB in 17 s at 1.5 GB (against 0.35 s and 86 MB as shipped); and 2 MiB of premise is some
+/// 500,000 tokens in each prompt, past most models' context windows. `docs/script-format.md`.
+pub const MAX_SCRIPT_BYTES: u64 = 2 * 1024 * 1024;
+
+/// The environment variable that raises (or lowers) [`MAX_SCRIPT_BYTES`], in megabytes (MiB).
+pub const MAX_SCRIPT_ENV: &str = "SLEUTH_MAX_SCRIPT_MB";
+
+/// The script size limit in force: [`MAX_SCRIPT_ENV`] if set, else [`MAX_SCRIPT_BYTES`].
+pub fn max_script_bytes() -> Result<u64, ScriptError> {
+    match std::env::var(MAX_SCRIPT_ENV) {
+        Err(_) => Ok(MAX_SCRIPT_BYTES),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|mb| (1..=1 << 20).contains(mb))
+            .map(|mb| mb * 1024 * 1024)
+            .ok_or(ScriptError::BadLimit { value: v }),
+    }
+}
+
+/// `n` bytes in MB (MiB), for the size messages.
+fn megabytes(n: u64) -> String {
+    format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+}
+
+/// Refuses a script of `size` bytes above the limit in force.
+fn check_size(path: &Path, size: u64) -> Result<(), ScriptError> {
+    let limit = max_script_bytes()?;
+    if size > limit {
+        return Err(ScriptError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 impl Script {
@@ -67,11 +135,24 @@ impl Script {
 
     /// Reads and parses a script file without validating it (for `sleuth script validate`, which reports
     /// the problems itself).
+    ///
+    /// A file above the size limit ([`max_script_bytes`]) is refused from its length, before it is
+    /// read; the read itself stops one byte past the limit, should the file grow meanwhile or not be
+    /// a regular file (a pipe, a device) whose length says nothing.
     pub fn load_unchecked(path: &Path) -> Result<Script, ScriptError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+        use std::io::Read as _;
+        let read_err = |source| ScriptError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(read_err)?;
+        let len = file.metadata().map_err(read_err)?.len();
+        check_size(path, len)?;
+        let limit = max_script_bytes()?;
+        let mut text = String::new();
+        file.take(limit.saturating_add(1))
+            .read_to_string(&mut text)
+            .map_err(read_err)?;
         Script::parse_unchecked(&text, path)
     }
 
@@ -89,8 +170,11 @@ impl Script {
         }
     }
 
-    /// Parses script text without validating it.
+    /// Parses script text without validating it. Text above the size limit ([`max_script_bytes`])
+    /// is refused unparsed: scripts also arrive as text (a cluster's submission, a script with
+    /// questions added), not only as files.
     pub fn parse_unchecked(text: &str, path: &Path) -> Result<Script, ScriptError> {
+        check_size(path, text.len() as u64)?;
         toml::from_str(text).map_err(|e| ScriptError::Parse {
             path: path.to_path_buf(),
             message: describe_toml_error(&e, text),
@@ -205,6 +289,47 @@ mod tests {
     fn missing_file_is_a_read_error() {
         let err = Script::load(Path::new("/nonexistent/s.toml")).unwrap_err();
         assert!(matches!(err, ScriptError::Read { .. }));
+    }
+
+    /// A script above the limit is refused from its size, as a file and as text, naming the file,
+    /// the size and the limit; one at the limit still loads.
+    #[test]
+    fn a_script_above_the_size_limit_is_refused_before_it_is_parsed() {
+        let limit = MAX_SCRIPT_BYTES as usize;
+        let padded = |len: usize| {
+            let mut t = TINY.to_string();
+            t.push_str("\n# ");
+            t.push_str(&"x".repeat(len - t.len() - 1));
+            t.push('\n');
+            assert_eq!(t.len(), len);
+            t
+        };
+        let dir = tempfile::tempdir().expect("dir");
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, padded(limit + 1)).expect("write");
+        for err in [
+            Script::load_unchecked(&big).unwrap_err(),
+            Script::load(&big).unwrap_err(),
+            Script::parse(&padded(limit + 1), &big).unwrap_err(),
+        ] {
+            assert!(
+                matches!(err, ScriptError::TooLarge { size, limit: l, .. }
+                    if size == limit as u64 + 1 && l == MAX_SCRIPT_BYTES),
+                "{err}"
+            );
+            let msg = err.to_string();
+            for part in [
+                big.display().to_string(),
+                format!("{} bytes", limit + 1),
+                format!("{limit} bytes"),
+                MAX_SCRIPT_ENV.to_string(),
+            ] {
+                assert!(msg.contains(&part), "{part}: {msg}");
+            }
+        }
+        let at_limit = dir.path().join("at.toml");
+        std::fs::write(&at_limit, padded(limit)).expect("write");
+        Script::load(&at_limit).expect("a script at the limit loads");
     }
 
     /// TINY where the vote is among Ben, Cy and a non-player, Dr Grey, who did it; Ada is innocent.

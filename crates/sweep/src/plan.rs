@@ -295,13 +295,14 @@ fn arms(sweep: &LoadedSweep) -> Vec<Arm> {
 fn endpoint(entry: &ModelEntry) -> EndpointSpec {
     EndpointSpec {
         provider: entry.provider.clone(),
+        // Recorded without credentials (`sleuth_base::redact`); the gateway gets the URL as given.
         base_url: match entry.provider.as_str() {
-            "openai" => Some(
+            "openai" => Some(sleuth_base::redact::url(
                 entry
                     .base_url
-                    .clone()
-                    .unwrap_or_else(|| "https://api.openai.com/v1".to_string()),
-            ),
+                    .as_deref()
+                    .unwrap_or("https://api.openai.com/v1"),
+            )),
             _ => None,
         },
         model: entry.model.clone(),
@@ -424,7 +425,7 @@ fn spec_of(
             .map(|p| sweep.resolve(p).to_string_lossy().into_owned()),
         provider: ProviderSpec {
             name: civilian.provider.clone(),
-            base_url: civilian.base_url.clone(),
+            base_url: civilian.base_url.as_deref().map(sleuth_base::redact::url),
         },
         murderer_model: s.murderer_model.clone(),
         endpoints,
@@ -516,7 +517,8 @@ impl Plan {
             id: file.name.clone(),
             name: file.name.clone(),
             file: self.sweep.path.display().to_string(),
-            text: self.sweep.text.clone(),
+            // Any user and password in its base URLs taken out (`sleuth_base::redact`).
+            text: sleuth_base::redact::urls_in_text(&self.sweep.text),
             created_at: sleuth_base::clock::now(),
             status: SweepStatus::Running,
             note: None,

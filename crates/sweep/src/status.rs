@@ -21,6 +21,9 @@ pub struct SweepStatusReport {
     pub totals: Vec<TotalsRow>,
     /// The batch journal's counts, when the sweep batches evaluation.
     pub batch: Option<sleuth_llm::batch::JournalCounts>,
+    /// Why the batch journal could not be read (it names the file and what to do): printed as a
+    /// line of the report, because the store's progress is still worth reading without it.
+    pub journal_problem: Option<String>,
     /// What the calls answered in batches would have cost live (the sweep's prices).
     pub batch_live_usd: f64,
 }
@@ -43,17 +46,9 @@ pub async fn status(dir: &Path) -> Result<SweepStatusReport, SweepError> {
         .pop()
         .ok_or_else(|| SweepError::Io(format!("{} records no sweep", db.display())))?;
     let running = dir.is_locked();
-    let journal = dir.journal();
-    let batch = if journal.is_file() {
-        let j = sleuth_llm::batch::Journal::open(&journal)
-            .map_err(|e| SweepError::Io(e.to_string()))?;
-        Some(
-            j.counts()
-                .await
-                .map_err(|e| SweepError::Io(e.to_string()))?,
-        )
-    } else {
-        None
+    let (batch, journal_problem) = match journal_counts(&dir.journal()).await {
+        Ok(counts) => (counts, None),
+        Err(e) => (None, Some(e.to_string())),
     };
     let totals = store.totals(&sweep.id).await?;
     let batch_live_usd = live_price_of_batches(&sweep, &totals);
@@ -64,8 +59,22 @@ pub async fn status(dir: &Path) -> Result<SweepStatusReport, SweepError> {
         sweep,
         running,
         batch,
+        journal_problem,
         batch_live_usd,
     })
+}
+
+/// The batch journal's counts, if the run directory has one. Read-only: `status` runs beside a
+/// `sweep run` that writes the journal, and a reader must neither change the file (its journal
+/// mode, its schema) nor take a write lock on it.
+async fn journal_counts(
+    path: &Path,
+) -> Result<Option<sleuth_llm::batch::JournalCounts>, sleuth_llm::batch::BatchError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let journal = sleuth_llm::batch::Journal::open_read_only(path)?;
+    Ok(Some(journal.counts().await?))
 }
 
 /// What the ledger's batch answers would have cost as live calls, at the prices the sweep's file
@@ -237,6 +246,9 @@ impl SweepStatusReport {
                 self.batch_live_usd,
                 self.batch_live_usd - batch_usd
             );
+        }
+        if let Some(problem) = &self.journal_problem {
+            let _ = writeln!(o, "batches: not shown — {problem}");
         }
         if !by_model.is_empty() {
             let _ = writeln!(

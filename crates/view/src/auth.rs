@@ -1,9 +1,14 @@
 //! The token rule: a viewer on a loopback address answers anyone on the machine (as `sweep status`
 //! reads the same files); on any other address it needs `SLEUTH_TOKEN` and every request must carry
-//! it — as `Authorization: Bearer …`, or as the cookie a browser gets by opening any page once with
-//! `?token=…` (the token is then taken out of the address bar by a redirect, so it stays out of
-//! history and `Referer` headers). Tokens are compared in constant time over their SHA-256 digests,
-//! as the cluster's API does, so not even the length leaks.
+//! it as `Authorization: Bearer …`, or carry the session cookie a browser gets by opening any page
+//! once with `?token=…` (the token is then taken out of the address bar by a redirect, so it stays
+//! out of history and `Referer` headers). Tokens are compared in constant time over their SHA-256
+//! digests, as the cluster's API does, so not even the length leaks.
+//!
+//! **The cookie is a session, never the token.** Its value is a random secret the viewer draws when
+//! it starts: a browser that leaks its cookie leaks a session of this viewer process, not the token
+//! (which, with `--coordinator`, may open a cluster). Sessions end when the viewer stops. The cookie
+//! is `HttpOnly`, `SameSite=Strict`, and `Secure` when the viewer serves TLS.
 
 use std::net::SocketAddr;
 
@@ -16,13 +21,18 @@ use subtle::ConstantTimeEq;
 
 use super::ViewError;
 
-/// The cookie a browser keeps the token in.
-pub const COOKIE: &str = "sleuth_token";
+/// The cookie a browser keeps its session in.
+pub const COOKIE: &str = "sleuth_session";
 
-/// The token requests must carry, if any. Its `Debug` shows nothing of it.
+/// The token requests must carry, if any, and the session secret of this viewer. Its `Debug` shows
+/// nothing of either.
 #[derive(Clone, Default)]
 pub struct Token {
     digest: Option<[u8; 32]>,
+    /// The session cookie's value (hex of 32 random bytes) and its digest; drawn with the token.
+    session: Option<(String, [u8; 32])>,
+    /// Whether the cookie is marked `Secure` (the viewer serves TLS).
+    secure: bool,
 }
 
 impl std::fmt::Debug for Token {
@@ -49,9 +59,22 @@ impl Token {
         if t.is_empty() || !t.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(ViewError::BadToken);
         }
+        let secret: [u8; 32] = rand::random();
+        let session = hex::encode(secret);
+        let session_digest = Sha256::digest(session.as_bytes()).into();
         Ok(Token {
             digest: Some(Sha256::digest(t.as_bytes()).into()),
+            session: Some((session, session_digest)),
+            secure: false,
         })
+    }
+
+    /// The same rule with the session cookie marked `Secure`, for a viewer that serves TLS.
+    pub fn secure(self) -> Token {
+        Token {
+            secure: true,
+            ..self
+        }
     }
 
     /// Whether requests need a token at all.
@@ -66,25 +89,50 @@ impl Token {
         let got: [u8; 32] = Sha256::digest(given.trim().as_bytes()).into();
         got.ct_eq(want).into()
     }
+
+    /// Whether `given` is this viewer's session.
+    fn admits_session(&self, given: &str) -> bool {
+        let Some((_, want)) = &self.session else {
+            return self.digest.is_none();
+        };
+        let got: [u8; 32] = Sha256::digest(given.trim().as_bytes()).into();
+        got.ct_eq(want).into()
+    }
+
+    /// Whether a request carries the token (bearer header) or a session (cookie).
+    fn passes(&self, req: &Request) -> bool {
+        bearer(req).is_some_and(|t| self.admits(t))
+            || session(req).is_some_and(|s| self.admits_session(s))
+    }
+
+    /// The `Set-Cookie` value that starts a session.
+    fn cookie(&self) -> Option<String> {
+        let (value, _) = self.session.as_ref()?;
+        let secure = if self.secure { "; Secure" } else { "" };
+        Some(format!(
+            "{COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/{secure}"
+        ))
+    }
 }
 
-/// The token a request carries in its header or cookie.
-fn carried(req: &Request) -> Option<String> {
-    let h = req.headers();
-    if let Some(b) = h
+/// The token a request carries in its `Authorization` header.
+fn bearer(req: &Request) -> Option<&str> {
+    req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-    {
-        return Some(b.to_string());
-    }
-    h.get_all(header::COOKIE)
+}
+
+/// The session a request carries in its cookie.
+fn session(req: &Request) -> Option<&str> {
+    req.headers()
+        .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
         .find(|(k, _)| *k == COOKIE)
-        .map(|(_, v)| v.to_string())
+        .map(|(_, v)| v)
 }
 
 /// The middleware: passes a request that carries the token, turns `?token=` into the cookie, and
@@ -93,7 +141,7 @@ pub async fn require(State(token): State<Token>, req: Request, next: Next) -> Re
     if !token.required() {
         return next.run(req).await;
     }
-    if carried(&req).is_some_and(|t| token.admits(&t)) {
+    if token.passes(&req) {
         return next.run(req).await;
     }
     let query = req.uri().query().unwrap_or("");
@@ -110,7 +158,7 @@ pub async fn require(State(token): State<Token>, req: Request, next: Next) -> Re
                     .finish();
                 to = format!("{to}?{q}");
             }
-            let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", t.trim());
+            let cookie = token.cookie().unwrap_or_default();
             let mut resp = (StatusCode::SEE_OTHER, "").into_response();
             if let (Ok(loc), Ok(c)) = (HeaderValue::from_str(&to), HeaderValue::from_str(&cookie)) {
                 resp.headers_mut().insert(header::LOCATION, loc);
@@ -149,5 +197,23 @@ mod tests {
         assert!(t.admits("s3cret"));
         assert!(!t.admits("s3cre"));
         assert!(!format!("{t:?}").contains("s3cret"));
+        // The cookie starts a session: never the token, and another viewer's session is refused.
+        let cookie = t.cookie().expect("a cookie");
+        assert!(
+            !cookie.contains("s3cret") && !cookie.contains("Secure"),
+            "{cookie}"
+        );
+        let value = cookie
+            .strip_prefix("sleuth_session=")
+            .and_then(|c| c.split(';').next())
+            .expect("the value");
+        assert!(t.admits_session(value));
+        assert!(!t.admits_session("s3cret"), "the token is no session");
+        let other = Token::for_listen(any, Some("s3cret")).expect("token");
+        assert!(
+            !other.admits_session(value),
+            "sessions are per viewer process"
+        );
+        assert!(t.secure().cookie().expect("a cookie").ends_with("; Secure"));
     }
 }

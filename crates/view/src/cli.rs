@@ -10,8 +10,8 @@ use clap::Args;
 use sleuth_base::shutdown::Shutdown;
 
 use crate::mirror::{self, MirrorConfig};
-use crate::ViewConfig;
-use sleuth_cluster::auth::{Token, TOKEN_ENV};
+use crate::{Listen, ViewConfig};
+use sleuth_cluster::auth::{READ_TOKEN_ENV, TOKEN_ENV};
 
 /// Flags of `sleuth view`.
 #[derive(Debug, Args)]
@@ -24,11 +24,26 @@ pub struct ViewArgs {
     )]
     pub path: Option<PathBuf>,
     /// Where to listen. Any address but a loopback one needs SLEUTH_TOKEN, and every request must then
-    /// carry it (a bearer header, or open a page once with ?token=…).
+    /// carry it (a bearer header, or open a page once with ?token=… for a session cookie); it also
+    /// needs --tls-cert and --tls-key, or --no-tls.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// View a cluster's sweeps through its coordinator (`https://` for TLS), with the token in
-    /// SLEUTH_TOKEN, instead of a run directory: they are mirrored locally and the mirror is served.
+    /// A host name the viewer answers to, besides IP addresses and localhost (repeat for more). Any
+    /// other `Host` is refused, so that a web page cannot point its own name at the viewer.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
+    /// Serve TLS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Off loopback, serve plain HTTP: only behind a proxy that terminates TLS for the viewer.
+    #[arg(long, conflicts_with = "tls_cert")]
+    pub no_tls: bool,
+    /// View a cluster's sweeps through its coordinator (`https://` for TLS), with the read-only token
+    /// in SLEUTH_READ_TOKEN (or the full one in SLEUTH_TOKEN, with a warning), instead of a run
+    /// directory: they are mirrored locally and the mirror is served.
     #[arg(long, value_name = "URL")]
     pub coordinator: Option<String>,
     /// The CA certificate (PEM) to check an `https://` coordinator against.
@@ -48,14 +63,33 @@ pub fn run(a: ViewArgs, shutdown: Shutdown) -> futures::future::BoxFuture<'stati
 }
 
 async fn serve(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
-    let token = std::env::var(TOKEN_ENV).ok();
+    let listen = Listen {
+        addr: a.listen,
+        token: std::env::var(TOKEN_ENV).ok(),
+        allowed_hosts: a.allow_hosts.clone(),
+        tls: a.tls_cert.clone().zip(a.tls_key.clone()),
+        no_tls: a.no_tls,
+    };
+    let scheme = if listen.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     // Held until the viewer stops: dropping it removes the temporary mirror.
     let mut temporary = None;
     let (server, what) = match (&a.coordinator, &a.path) {
         (Some(url), _) => {
-            let cluster_token = Token::from_env(TOKEN_ENV).with_context(|| {
-                format!("the coordinator's token: set {TOKEN_ENV}, as for `sleuth results`")
+            // The read-only token when there is one: the viewer only lists and reads, and its
+            // browser sessions should never hold a token that can submit paid work.
+            let picked = sleuth_cluster::auth::viewer_token().with_context(|| {
+                format!(
+                    "the coordinator's token: set {READ_TOKEN_ENV} (read-only) or {TOKEN_ENV}, as for `sleuth results`"
+                )
             })?;
+            if let Some(w) = picked.warning() {
+                eprintln!("warning: {w}");
+            }
+            let cluster_token = picked.token;
             let dir = match &a.mirror {
                 Some(d) => d.clone(),
                 None => {
@@ -74,15 +108,14 @@ async fn serve(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
                 token: cluster_token,
                 dir: dir.clone(),
             };
-            let server = mirror::start(cfg, a.listen, token, shutdown.clone()).await?;
+            let server = mirror::start(cfg, listen, shutdown.clone()).await?;
             (server, format!("{url} (mirrored in {})", dir.display()))
         }
         (None, Some(path)) => {
             let server = crate::start(
                 ViewConfig {
                     root: path.clone(),
-                    listen: a.listen,
-                    token,
+                    listen,
                 },
                 shutdown.clone(),
             )
@@ -100,7 +133,11 @@ async fn serve(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
     // 127.0.0.1:0 the port is chosen by the system).
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "sleuth view: {what} at http://{}/{how}", server.addr)?;
+        writeln!(
+            out,
+            "sleuth view: {what} at {scheme}://{}/{how}",
+            server.addr
+        )?;
         out.flush()?;
     }
     // Ends when the shutdown (Ctrl-C or SIGTERM, listened for since the process started, so one

@@ -27,6 +27,7 @@ mod chart;
 pub mod cli;
 mod compare;
 pub mod db;
+pub mod guard;
 pub mod mirror;
 mod pages;
 mod remote;
@@ -41,6 +42,7 @@ pub mod totals;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use sleuth_base::http::{Limits, TlsAcceptor};
 use sleuth_base::shutdown::Shutdown;
 
 /// Why the viewer could not start.
@@ -56,6 +58,10 @@ pub enum ViewError {
     TokenRequired { addr: SocketAddr },
     #[error("SLEUTH_TOKEN is set but empty or not visible ASCII")]
     BadToken,
+    #[error("listening on {addr}, which is not a loopback address, needs TLS: give --tls-cert and --tls-key (PEM), or --no-tls when a proxy in front of the viewer terminates TLS")]
+    TlsRequired { addr: SocketAddr },
+    #[error("{path}: {message}")]
+    Tls { path: PathBuf, message: String },
     #[error("cannot listen on {addr}")]
     Bind {
         addr: SocketAddr,
@@ -68,18 +74,73 @@ pub enum ViewError {
         coordinator: String,
         message: String,
     },
-    #[error("the server stopped")]
-    Serve(#[source] std::io::Error),
 }
 
-/// What to serve and where.
+/// What to serve.
 #[derive(Debug, Clone)]
 pub struct ViewConfig {
     /// A sweep's run directory, or a folder of game directories.
     pub root: PathBuf,
-    pub listen: SocketAddr,
-    /// The bearer token every request must carry; required when `listen` is not a loopback address.
+    pub listen: Listen,
+}
+
+/// How the viewer listens: where, with which token, for which host names, and over TLS or not.
+/// Off loopback it needs a token and TLS (or `--no-tls` behind a proxy that terminates it): the
+/// session cookie and the pages (prompts, replies, costs) would otherwise cross the network in clear.
+#[derive(Debug, Clone)]
+pub struct Listen {
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; required off loopback.
     pub token: Option<String>,
+    /// Host names the viewer answers to besides IP addresses and `localhost` (`guard.rs`).
+    pub allowed_hosts: Vec<String>,
+    /// The certificate chain and private key (PEM files) to serve TLS with.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Off loopback without TLS: a proxy in front terminates it (`--no-tls`).
+    pub no_tls: bool,
+}
+
+impl Listen {
+    /// Plain HTTP on `addr` with no token and no listed host names: a viewer on loopback.
+    pub fn plain(addr: SocketAddr) -> Listen {
+        Listen {
+            addr,
+            token: None,
+            allowed_hosts: Vec::new(),
+            tls: None,
+            no_tls: false,
+        }
+    }
+
+    /// The token rule and the TLS acceptor for this address, checked before anything is opened or
+    /// served: a bad token, a missing certificate or an unreadable one stops the start here.
+    fn check(&self) -> Result<(auth::Token, Option<TlsAcceptor>), ViewError> {
+        let token = auth::Token::for_listen(self.addr, self.token.as_deref())?;
+        let Some((cert, key)) = &self.tls else {
+            if !self.addr.ip().is_loopback() && !self.no_tls {
+                return Err(ViewError::TlsRequired { addr: self.addr });
+            }
+            return Ok((token, None));
+        };
+        let read = |p: &PathBuf| {
+            std::fs::read(p).map_err(|e| ViewError::Tls {
+                path: p.clone(),
+                message: e.to_string(),
+            })
+        };
+        let (cert_pem, key_pem) = (read(cert)?, read(key)?);
+        let acceptor = sleuth_base::http::tls_acceptor(&cert_pem, &key_pem).map_err(|e| {
+            let path = match e {
+                sleuth_base::http::TlsError::Key(_) => key.clone(),
+                _ => cert.clone(),
+            };
+            ViewError::Tls {
+                path,
+                message: e.to_string(),
+            }
+        })?;
+        Ok((token.secure(), Some(acceptor)))
+    }
 }
 
 /// A started viewer: its address and the task serving it, which ends when the shutdown it was
@@ -93,37 +154,40 @@ pub struct Server {
 /// runtime. Errors here (no such directory, a non-loopback address without a token, a port in use)
 /// come before anything is served.
 pub async fn start(cfg: ViewConfig, shutdown: Shutdown) -> Result<Server, ViewError> {
-    let token = auth::Token::for_listen(cfg.listen, cfg.token.as_deref())?;
+    let checked = cfg.listen.check()?;
     let source = source::Source::open(&cfg.root)?;
-    serve(source, cfg.listen, token, shutdown).await
+    serve(source, &cfg.listen, checked, shutdown).await
 }
 
-/// Binds `listen` and serves `source` (a run directory, or a cluster's mirror of one).
+/// Binds `listen` and serves `source` (a run directory, or a cluster's mirror of one) with the
+/// token rule and TLS `listen.check()` gave, through the one accept loop of `sleuth_base::http`
+/// (header-read and idle timeouts, a connection bound).
 async fn serve(
     source: source::Source,
-    listen: SocketAddr,
-    token: auth::Token,
+    listen: &Listen,
+    (token, tls): (auth::Token, Option<TlsAcceptor>),
     shutdown: Shutdown,
 ) -> Result<Server, ViewError> {
     let state = routes::AppState::new(source, token);
-    let app = routes::router(state.clone());
-    let listener = tokio::net::TcpListener::bind(listen)
+    let app = routes::router(state.clone(), guard::Hosts::new(&listen.allowed_hosts));
+    let listener = tokio::net::TcpListener::bind(listen.addr)
         .await
         .map_err(|source| ViewError::Bind {
-            addr: listen,
+            addr: listen.addr,
             source,
         })?;
     let addr = listener.local_addr().map_err(|source| ViewError::Bind {
-        addr: listen,
+        addr: listen.addr,
         source,
     })?;
     totals::spawn_refresh(state.source.clone(), state.live.clone(), shutdown.clone());
     tokio::spawn(pages::warm_report(state.clone()));
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { shutdown.draining().await })
-            .await
-            .map_err(ViewError::Serve)
+        sleuth_base::http::serve(listener, app, Limits::INTERACTIVE, tls, async move {
+            shutdown.draining().await
+        })
+        .await;
+        Ok(())
     });
     Ok(Server { addr, task })
 }

@@ -416,15 +416,14 @@ pub async fn open(cfg: &MirrorConfig) -> Result<Source, ViewError> {
 /// [`open`], then serves the mirror as [`super::start`] serves a run directory.
 pub async fn start(
     cfg: MirrorConfig,
-    listen: std::net::SocketAddr,
-    token: Option<String>,
+    listen: super::Listen,
     shutdown: sleuth_base::shutdown::Shutdown,
 ) -> Result<Server, ViewError> {
-    // The token rule first: a listen address that needs a token refuses to start before the
-    // coordinator is asked anything.
-    let view_token = super::auth::Token::for_listen(listen, token.as_deref())?;
+    // The token and TLS rules first: a listen address that needs a token or TLS refuses to start
+    // before the coordinator is asked anything.
+    let checked = listen.check()?;
     let source = open(&cfg).await?;
-    super::serve(source, listen, view_token, shutdown).await
+    super::serve(source, &listen, checked, shutdown).await
 }
 
 #[cfg(test)]

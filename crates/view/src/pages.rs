@@ -138,9 +138,20 @@ struct FolderGame {
     result: Option<serde_json::Value>,
 }
 
+/// The largest `result.json` the viewer reads: a game's result is tens of kilobytes; a larger file is
+/// not a result sleuth wrote, and is not read whole into memory.
+const MAX_RESULT_BYTES: u64 = 16 * 1024 * 1024;
+
 fn read_result(dir: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(dir.join(RESULT_FILE)).ok()?;
-    serde_json::from_str(&text).ok()
+    use std::io::Read;
+    let f = std::fs::File::open(dir.join(RESULT_FILE)).ok()?;
+    if f.metadata().ok()?.len() > MAX_RESULT_BYTES {
+        tracing::warn!(dir = %dir.display(), "result.json larger than {MAX_RESULT_BYTES} bytes: not read");
+        return None;
+    }
+    let mut text = Vec::new();
+    f.take(MAX_RESULT_BYTES).read_to_end(&mut text).ok()?;
+    serde_json::from_slice(&text).ok()
 }
 
 /// A page of a folder's games, from `offset`.
@@ -744,4 +755,19 @@ pub async fn game_call(State(st): State<AppState>, uri: Uri) -> Result<Html<Stri
             latency_ms => d.latency_ms, request => d.request,
         } },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_larger_than_a_result_is_not_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join(RESULT_FILE), "{\"winner\": null}").expect("write");
+        assert!(read_result(dir.path()).is_some());
+        let big = format!("{{\"pad\": \"{}\"}}", "x".repeat(MAX_RESULT_BYTES as usize));
+        std::fs::write(dir.path().join(RESULT_FILE), big).expect("write");
+        assert!(read_result(dir.path()).is_none());
+    }
 }

@@ -17,6 +17,9 @@ use sleuth_store::{StoreError, TotalsRow};
 /// How long one call to the coordinator may take before the mirror gives up on it (a `Results` of
 /// a large sweep streams for a while: it has this long in all).
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// The largest transcript the mirror fetches: a game's transcript is a few megabytes; past this the
+/// fetch stops (and what was written is discarded by the sink) instead of filling the disk.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 512 * 1024 * 1024;
 /// Why the mirror could not follow the cluster.
 #[derive(Debug, thiserror::Error)]
 pub enum MirrorError {
@@ -107,7 +110,14 @@ impl Remote {
                 .await?
                 .into_inner();
             let mut sink = TranscriptSink::new(&game_id, &to);
+            let mut total = 0u64;
             while let Some(chunk) = stream.message().await? {
+                total += chunk.data.len() as u64;
+                if total > MAX_TRANSCRIPT_BYTES {
+                    return Err(MirrorError::Bad(format!(
+                        "a transcript of game {game_id} over {MAX_TRANSCRIPT_BYTES} bytes"
+                    )));
+                }
                 sink.write(&chunk)?;
             }
             Ok(sink.finish()?)

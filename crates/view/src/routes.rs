@@ -27,10 +27,11 @@ use axum::routing::get;
 use axum::Router;
 
 pub use super::state::{fragment, AppState, PageError, Reports, FOLLOW, NEXT};
-use super::{auth, compare, pages};
+use super::{auth, compare, guard, pages};
 
-/// Every route, behind the token rule.
-pub fn router(state: AppState) -> Router {
+/// Every route, behind the token rule, and that behind the host check and the security headers
+/// (`guard.rs`), so that refusals carry the headers too.
+pub fn router(state: AppState, hosts: guard::Hosts) -> Router {
     Router::new()
         .route("/", get(pages::runs))
         .route("/api/runs", get(pages::api_runs))
@@ -49,6 +50,7 @@ pub fn router(state: AppState) -> Router {
             state.token.clone(),
             auth::require,
         ))
+        .layer(axum::middleware::from_fn_with_state(hosts, guard::check))
         .with_state(state)
 }
 

@@ -3,7 +3,9 @@
 //! `result.json` and/or a `transcript.jsonl`.
 //!
 //! A game is named by its id in a store and by its path below the folder otherwise; either way the
-//! name is checked before it becomes a path, so a request cannot read outside the run directory.
+//! name is checked before it becomes a path, and the path is resolved (links followed) and must stay
+//! below the run directory's own resolved path, with its result and transcript: a link in the run
+//! directory to `/` or to a file elsewhere serves nothing.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -17,6 +19,8 @@ use sleuth_report::load::{RESULT_FILE, TRANSCRIPT_FILE};
 #[derive(Clone)]
 pub struct Source {
     pub root: PathBuf,
+    /// `root` resolved (links followed): what every game's resolved path must stay below.
+    resolved_root: PathBuf,
     /// The store, when the directory is a sweep's.
     pub db: Option<Arc<Db>>,
     /// The cluster the directory mirrors (`sleuth view --coordinator`): the pages fetch a game's
@@ -32,11 +36,15 @@ impl Source {
                 path: root.to_path_buf(),
             });
         }
+        let resolved_root = root.canonicalize().map_err(|_| ViewError::NotADirectory {
+            path: root.to_path_buf(),
+        })?;
         let store = sleuth_store::RunDir::new(root).store();
         if store.is_file() {
             let db = Db::open(&store)?;
             return Ok(Source {
                 root: root.to_path_buf(),
+                resolved_root,
                 db: Some(Arc::new(db)),
                 remote: None,
             });
@@ -50,6 +58,7 @@ impl Source {
         }
         Ok(Source {
             root: root.to_path_buf(),
+            resolved_root,
             db: None,
             remote: None,
         })
@@ -64,7 +73,8 @@ impl Source {
                 && id
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-            return ok.then(|| sleuth_store::RunDir::new(&self.root).game(id).dir);
+            let dir = sleuth_store::RunDir::new(&self.root).game(id).dir;
+            return (ok && self.confined(&dir)).then_some(dir);
         }
         let rel = Path::new(id);
         if id.is_empty()
@@ -75,7 +85,25 @@ impl Source {
         {
             return None;
         }
-        Some(self.root.join(rel))
+        let dir = self.root.join(rel);
+        self.confined(&dir).then_some(dir)
+    }
+
+    /// Whether a game's directory, and its result and transcript where they exist, resolve to paths
+    /// below the resolved root. A path that does not exist yet (a pending game) passes: there is
+    /// nothing to read there.
+    fn confined(&self, dir: &Path) -> bool {
+        [
+            dir.to_path_buf(),
+            dir.join(RESULT_FILE),
+            dir.join(TRANSCRIPT_FILE),
+        ]
+        .iter()
+        .all(|p| match p.canonicalize() {
+            Ok(real) => real.starts_with(&self.resolved_root),
+            // Missing (or a dangling link): nothing would be read through it.
+            Err(_) => std::fs::symlink_metadata(p).is_err(),
+        })
     }
 
     /// Every game of a folder (not a store), as names relative to the root, sorted.
@@ -128,6 +156,30 @@ mod tests {
         assert!(s.game_dir("a/../../x").is_none());
         assert!(s.game_dir("/etc").is_none());
         assert!(s.game_dir("").is_none());
+    }
+
+    #[test]
+    fn links_out_of_the_root_serve_nothing() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let outside = tempfile::tempdir().expect("temp dir");
+        std::fs::write(outside.path().join(RESULT_FILE), "{}").expect("write");
+        std::fs::create_dir_all(tmp.path().join("g1")).expect("mkdir");
+        std::fs::write(tmp.path().join("g1").join(RESULT_FILE), "{}").expect("write");
+        // A link to a directory outside, and a game whose result is a link to a file outside.
+        std::os::unix::fs::symlink(outside.path(), tmp.path().join("rootlink")).expect("link");
+        std::fs::create_dir_all(tmp.path().join("g2")).expect("mkdir");
+        std::os::unix::fs::symlink(
+            outside.path().join(RESULT_FILE),
+            tmp.path().join("g2").join(RESULT_FILE),
+        )
+        .expect("link");
+        // A link that stays inside is fine.
+        std::os::unix::fs::symlink(tmp.path().join("g1"), tmp.path().join("inside")).expect("link");
+        let s = Source::open(tmp.path()).expect("a folder with a game");
+        assert!(s.game_dir("g1").is_some());
+        assert!(s.game_dir("inside").is_some());
+        assert!(s.game_dir("rootlink").is_none(), "a link out of the root");
+        assert!(s.game_dir("g2").is_none(), "a result linked from outside");
     }
 
     #[test]

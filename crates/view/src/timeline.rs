@@ -162,17 +162,21 @@ pub fn read_page_within(
             page.next = (pos < size).then_some(pos);
             break;
         }
-        line.clear();
-        let n = r.read_until(b'\n', &mut line)? as u64;
-        if n == 0 {
+        let Some((n, whole)) = read_line_capped(&mut r, &mut line)? else {
+            // The end, or a line still being written: leave it for the next read.
             break;
-        }
-        if line.last() != Some(&b'\n') {
-            // A line still being written: leave it for the next read.
-            break;
-        }
+        };
         let at = pos;
         pos += n;
+        if !whole {
+            if filter.as_character.is_none() && filter.kinds.is_none() {
+                page.unreadable.push((
+                    at,
+                    format!("a line of {n} bytes, longer than the viewer reads ({MAX_LINE})"),
+                ));
+            }
+            continue;
+        }
         let text = line.trim_ascii();
         if text.is_empty() {
             continue;
@@ -203,13 +207,17 @@ pub fn characters(path: &Path, scan: u64) -> Vec<String> {
     };
     let mut out: Vec<String> = Vec::new();
     let mut read = 0u64;
-    for line in BufReader::new(f).lines() {
-        let Ok(line) = line else { break };
-        read += line.len() as u64 + 1;
+    let mut r = BufReader::new(f);
+    let mut line = Vec::new();
+    while let Ok(Some((n, whole))) = read_line_capped(&mut r, &mut line) {
+        read += n;
         if read > scan {
             break;
         }
-        if let Ok(e) = serde_json::from_str::<Event>(&line) {
+        if !whole {
+            continue;
+        }
+        if let Ok(e) = serde_json::from_slice::<Event>(&line) {
             if let Visibility::Only(who) = e.visible_to {
                 for w in who {
                     if !out.contains(&w) {
@@ -222,10 +230,78 @@ pub fn characters(path: &Path, scan: u64) -> Vec<String> {
     out
 }
 
+/// The longest transcript line the viewer reads: an event holds one utterance or one prompt's text,
+/// far below this; a longer line (a corrupt or hostile file) is passed over without being held in
+/// memory, so one line cannot make a request take hundreds of megabytes.
+pub const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// Reads the next whole line into `line` (cleared first), holding at most [`MAX_LINE`] bytes of it.
+/// `None` at the end or on a last line without its line break (still being written); else the bytes
+/// the line took in the file and whether it fit (a line that did not is read past, not kept).
+fn read_line_capped<R: BufRead>(
+    r: &mut R,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Option<(u64, bool)>> {
+    line.clear();
+    let n = std::io::Read::take(&mut *r, MAX_LINE as u64 + 1).read_until(b'\n', line)? as u64;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        return Ok(Some((n, true)));
+    }
+    if line.len() <= MAX_LINE {
+        // The end of the file inside a line: it is still being written.
+        return Ok(None);
+    }
+    // Too long: pass over the rest of it a buffer at a time.
+    line.clear();
+    let mut skipped = n;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                r.consume(i + 1);
+                return Ok(Some((skipped + i as u64 + 1, false)));
+            }
+            None => {
+                let len = buf.len();
+                r.consume(len);
+                skipped += len as u64;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_line_past_the_cap_is_passed_over_and_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.jsonl");
+        let mut f = File::create(&path).expect("create");
+        writeln!(f, "{}", event(0, "narration", "host", None)).expect("write");
+        writeln!(f, "{}", "x".repeat(MAX_LINE + 10)).expect("write");
+        writeln!(f, "{}", event(1, "narration", "host", None)).expect("write");
+        drop(f);
+        let p = read_page(&path, 0, 100, &Filter::default()).expect("a page");
+        assert_eq!(p.unreadable.len(), 1);
+        assert!(p.unreadable[0].1.contains("longer than the viewer reads"));
+        let mut events = p.events.len();
+        if let Some(next) = p.next {
+            events += read_page(&path, next, 100, &Filter::default())
+                .expect("the next page")
+                .events
+                .len();
+        }
+        assert_eq!(events, 2, "the events on both sides of the long line");
+    }
 
     fn event(seq: u64, kind: &str, speaker: &str, only: Option<&[&str]>) -> String {
         let e = Event {

@@ -255,8 +255,10 @@ pub fn snapshot(c: &StoreReader, fold: &mut Fold, running_now: bool) -> Result<L
     })
 }
 
-/// Whether a process holds the run directory's lock (a `sweep run` in progress), as `sweep status`
-/// tells; over a cluster's mirror, whether the coordinator answered the last poll.
+/// Whether a `sweep run` holds the run directory now, as `sweep status` tells; over a cluster's
+/// mirror, whether the coordinator answered the last poll. Asked every [`REFRESH`], so it must
+/// never take the writers' lock (a `sweep run` starting in that instant would be refused):
+/// [`sleuth_store::RunDir::is_locked`] probes only the file the writer holds for readers.
 pub fn lock_held(source: &Source) -> bool {
     if let Some(remote) = &source.remote {
         return remote.reachable();

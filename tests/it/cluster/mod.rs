@@ -10,11 +10,14 @@
 //!
 //! The tests, by file: [`one_node`] (a cluster's results are one node's), [`recovery`] (a worker,
 //! the coordinator or Redis dies mid-sweep), [`token`] (the token is required, no secret leaks),
-//! [`limits`] (concurrency, budget, a key the workers lack). What they share is here.
+//! [`limits`] (concurrency, budget, a key the workers lack), [`serving`] (the coordinator's
+//! "serving" line, silent connections, Redis' password off the command line). What they share is
+//! here.
 
 mod limits;
 mod one_node;
 mod recovery;
+mod serving;
 mod token;
 
 use crate::common;

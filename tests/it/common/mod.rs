@@ -273,10 +273,94 @@ pub fn start_viewer(mut cmd: Command) -> (std::process::Child, String) {
 /// The `ADDR` of [`start_viewer`]'s line.
 #[allow(dead_code)]
 pub fn viewer_addr(line: &str) -> String {
-    line.rsplit(" at http://")
+    line.rsplit(" at ")
         .next()
+        .map(|r| {
+            r.trim_start_matches("http://")
+                .trim_start_matches("https://")
+        })
         .and_then(|r| r.split('/').next())
         .filter(|a| !a.is_empty() && !a.contains(' '))
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_string()
+}
+
+/// A private CA and a certificate for `localhost` and 127.0.0.1 signed by it, made with the
+/// `openssl` command (`ca.pem`, `server.pem`, `server.key`); `None` when it is missing (a failure
+/// under `CI=true`).
+#[allow(dead_code)]
+pub fn make_certs(dir: &Path) -> Option<()> {
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map(|o| {
+                assert!(
+                    o.status.success(),
+                    "openssl {args:?}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            })
+    };
+    if let Err(e) = run(&["version"]) {
+        if std::env::var_os("CI").is_some() {
+            panic!("openssl is needed to make the TLS test's certificates: {e}");
+        }
+        eprintln!("SKIPPED: openssl is not installed");
+        return None;
+    }
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .expect("ext file");
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=sleuth test CA",
+    ])
+    .ok()?;
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ])
+    .ok()?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ])
+    .ok()?;
+    Some(())
 }

@@ -22,10 +22,16 @@
 //! Case counts are modest so that the file runs in seconds; `PROPTEST_CASES=5000 cargo test --test
 //! robustness` hunts longer. Failing cases are not persisted to files: a case found is kept as a plain
 //! `#[test]` in the module of its subject. The coverage-guided fuzz targets in `fuzz/` (see `docs/fuzzing.md`) complement these.
+//!
+//! Beside them, careless inputs played through the real binary (issue 33): `big_script`, a script
+//! above the size limit refused at load by `script validate`, `play` and `sweep run`; `run_dir`, a
+//! damaged batch journal and readers polling a run directory while a `sweep run` starts.
 
+mod big_script;
 mod inputs;
 mod loader;
 mod mirage_import;
+mod run_dir;
 mod wellplay_import;
 
 use std::path::Path;

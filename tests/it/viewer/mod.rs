@@ -11,12 +11,14 @@
 //!
 //! The tests, by file: [`pages`] (the runs, sweep, game and model-call pages over HTTP), [`compare`]
 //! (two games side by side), [`serve`] (`sleuth view` as a command: its token off loopback, a folder
-//! of games), [`running`] (a running sweep's counters), [`in_browser`] (the pages in Chromium, driven
+//! of games), [`hardening`] (the host check, the security headers, TLS and the session cookie,
+//! timeouts and the connection bound), [`running`] (a running sweep's counters), [`in_browser`] (the pages in Chromium, driven
 //! by [`browser`]'s WebDriver client). What they share, the played sweep and the HTTP helpers, is
 //! here.
 
 mod browser;
 mod compare;
+mod hardening;
 mod in_browser;
 mod pages;
 mod running;
@@ -101,8 +103,7 @@ fn fixture() -> &'static Fixture {
             let server = sleuth::view::start(
                 sleuth::view::ViewConfig {
                     root: root.join("run"),
-                    listen: "127.0.0.1:0".parse().expect("addr"),
-                    token: None,
+                    listen: sleuth::view::Listen::plain("127.0.0.1:0".parse().expect("addr")),
                 },
                 sleuth::shutdown::Shutdown::new(),
             )

@@ -10,14 +10,19 @@ fn off_loopback_the_viewer_needs_its_token_and_refuses_requests_without_it() {
     let f = fixture();
     // No token: refused before anything is served.
     let out = common::run(
-        common::sleuth(&f.run).args(["view", ".", "--listen", "0.0.0.0:0"]),
+        common::sleuth(&f.run).args(["view", ".", "--listen", "0.0.0.0:0", "--no-tls"]),
         common::CHILD_TIMEOUT,
     );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("SLEUTH_TOKEN"), "{err}");
 
-    let (mut child, addr) = spawn_view(&f.run, "0.0.0.0:0", &[("SLEUTH_TOKEN", "t0ken-x")]);
+    // Plain HTTP off loopback only when asked for (a proxy in front terminates TLS).
+    let (mut child, addr) = super::hardening::spawn_view_args(
+        &f.run,
+        &["--listen", "0.0.0.0:0", "--no-tls"],
+        &[("SLEUTH_TOKEN", "t0ken-x")],
+    );
     let port = addr.rsplit(':').next().expect("port");
     let base = format!("http://127.0.0.1:{port}");
     let (status, _, body) = get(&format!("{base}/"));
@@ -32,7 +37,7 @@ fn off_loopback_the_viewer_needs_its_token_and_refuses_requests_without_it() {
         get_with(&format!("{base}/"), &[("authorization", "Bearer t0ken-x")]).0,
         200
     );
-    // ?token= sets the cookie and takes the token out of the address.
+    // ?token= starts a session (its cookie) and takes the token out of the address.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -58,14 +63,25 @@ fn off_loopback_the_viewer_needs_its_token_and_refuses_requests_without_it() {
     });
     assert_eq!(status, 303);
     assert_eq!(location, "/sweep?id=t");
-    assert!(cookie.starts_with("sleuth_token=t0ken-x;") && cookie.contains("HttpOnly"));
+    assert!(cookie.starts_with("sleuth_session=") && cookie.contains("HttpOnly"));
+    assert!(
+        !cookie.contains("t0ken-x"),
+        "the cookie is never the token: {cookie}"
+    );
+    assert!(!cookie.contains("Secure"), "no TLS, no Secure: {cookie}");
+    let session = cookie.split(';').next().expect("name=value");
+    assert_eq!(
+        get_with(&format!("{base}/sweep?id=t"), &[("cookie", session)]).0,
+        200
+    );
+    // The token itself is no session.
     assert_eq!(
         get_with(
             &format!("{base}/sweep?id=t"),
-            &[("cookie", "sleuth_token=t0ken-x")]
+            &[("cookie", "sleuth_session=t0ken-x")]
         )
         .0,
-        200
+        401
     );
     let _ = child.kill();
     let _ = child.wait();

@@ -19,15 +19,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::Stream;
 use serde::{Deserialize, Serialize};
-use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
-use super::auth::{RequireToken, Token};
+use super::auth::{Authorized, ServerTokens, Token};
 use super::models::{self as declared, Declarations, Declared, Refusal};
 use super::proto::sweeps_server::{Sweeps, SweepsServer};
 use super::proto::workers_server::{Workers, WorkersServer};
 use super::proto::{self as pb};
 use super::queue::{GameEntry, WorkQueue};
+use super::serving::{self, Listener, ServerLimits};
 use super::{submission, ClusterError, MAX_MESSAGE_BYTES};
 use sleuth_store::{
     GameState, RedisStore, SourceTotals, Store, StoreError, SweepRecord, SweepStatus, TotalsRow,
@@ -45,7 +45,11 @@ pub struct CoordinatorConfig {
     pub listen: SocketAddr,
     /// The prefix of every key in Redis: one cluster per namespace.
     pub namespace: String,
+    /// The cluster's token: every call.
     pub token: Token,
+    /// A read-only token (`SLEUTH_READ_TOKEN`): only the calls that read (`auth::READ_METHODS`),
+    /// for processes that must not spend money, such as `sleuth view --coordinator`.
+    pub read_token: Option<Token>,
     /// A certificate and its key (PEM) to serve TLS with.
     pub tls: Option<(Vec<u8>, Vec<u8>)>,
     /// How often workers heartbeat.
@@ -56,6 +60,8 @@ pub struct CoordinatorConfig {
     /// The most games one sweep may plan; a larger submission is refused before anything is
     /// planned or queued.
     pub max_games: u64,
+    /// The gRPC server's timeouts and bounds (`serving`).
+    pub limits: ServerLimits,
 }
 
 /// The games per sweep a coordinator takes by default: every game is a hash in Redis, an entry in
@@ -75,16 +81,20 @@ impl CoordinatorConfig {
             listen,
             namespace,
             token,
+            read_token: None,
             tls: None,
             heartbeat: Duration::from_secs(2),
             claim_idle: Duration::from_secs(15),
             max_games: DEFAULT_MAX_GAMES,
+            limits: ServerLimits::default(),
         }
     }
 
     /// Refuses settings that would make the cluster misbehave: a claim timeout shorter than
-    /// [`MIN_HEARTBEATS_PER_CLAIM`] heartbeats, a zero heartbeat or a zero game cap.
+    /// [`MIN_HEARTBEATS_PER_CLAIM`] heartbeats, a zero heartbeat or a zero game cap, a read-only
+    /// token that is the full token.
     pub fn check(&self) -> Result<(), ClusterError> {
+        self.tokens()?;
         if self.heartbeat.is_zero() {
             return Err(ClusterError::Setup(
                 "the heartbeat interval must be longer than 0".into(),
@@ -108,6 +118,12 @@ impl CoordinatorConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The tokens the API admits.
+    fn tokens(&self) -> Result<ServerTokens, ClusterError> {
+        ServerTokens::new(self.token.clone(), self.read_token.clone())
+            .map_err(|e| ClusterError::Setup(e.to_string()))
     }
 }
 
@@ -669,84 +685,134 @@ async fn reconcile(s: &RedisHandles, tick: u64) -> Result<(), ClusterError> {
     Ok(())
 }
 
-/// Serves until `shutdown` resolves.
-pub async fn serve(cfg: CoordinatorConfig, shutdown: Shutdown) -> Result<(), ClusterError> {
-    cfg.check()?;
-    let store = RedisStore::connect(&cfg.redis, &cfg.namespace).await?;
-    let queue = WorkQueue::open(store.connection(), &cfg.namespace).await?;
-    let shared = RedisHandles {
-        workers_key: format!("{}workers", store.prefix()),
-        store,
-        queue,
-        namespace: cfg.namespace.clone(),
-        heartbeat: cfg.heartbeat,
-        claim_idle: cfg.claim_idle,
-        max_games: cfg.max_games,
-        cancelled: Arc::default(),
-    };
+/// A coordinator that has reached Redis and bound its port, not yet serving: what `sleuth
+/// coordinator` announces as "serving on ADDR" is then true — Redis answered, and the port accepts
+/// connections (into the kernel's backlog until [`Coordinator::serve`] takes them, a moment later).
+pub struct Coordinator {
+    cfg: CoordinatorConfig,
+    tokens: ServerTokens,
+    shared: RedisHandles,
+    listener: Listener,
+}
 
-    let looped = shared.clone();
-    let stop_loop = Shutdown::new();
-    let stopped = stop_loop.clone();
-    let reconciler = tokio::spawn(async move {
-        let mut tick = 0u64;
-        loop {
-            if let Err(e) = reconcile(&looped, tick).await {
-                tracing::warn!(error = %e, "coordinator loop (retrying)");
-            }
-            tick += 1;
-            tokio::select! {
-                _ = tokio::time::sleep(RECONCILE_EVERY) => {}
-                _ = stopped.draining() => return,
-            }
-        }
-    });
-
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<SweepsServer<SweepsService>>().await;
-    health.set_serving::<WorkersServer<WorkersService>>().await;
-    // Both versions of reflection: grpcurl and older tools still ask for v1alpha.
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-        .map_err(|e| ClusterError::Setup(format!("reflection: {e}")))?;
-    let reflection_alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()
-        .map_err(|e| ClusterError::Setup(format!("reflection: {e}")))?;
-    let auth = RequireToken(cfg.token.clone());
-    let mut builder = tonic::transport::Server::builder();
-    if let Some((cert, key)) = &cfg.tls {
-        let identity = tonic::transport::Identity::from_pem(cert, key);
-        builder = builder
-            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
-            .map_err(|e| ClusterError::Setup(format!("TLS: {e}")))?;
+impl Coordinator {
+    /// Checks the settings, connects to Redis (answering, with the work queue's group in place) and
+    /// binds the listen address — in that order, and nothing is served yet.
+    pub async fn start(cfg: CoordinatorConfig) -> Result<Coordinator, ClusterError> {
+        cfg.check()?;
+        let tokens = cfg.tokens()?;
+        let store = RedisStore::connect(&cfg.redis, &cfg.namespace)
+            .await
+            .map_err(|e| {
+                ClusterError::Setup(format!(
+                    "{e}; the coordinator keeps everything in Redis and serves nothing until it answers"
+                ))
+            })?;
+        let queue = WorkQueue::open(store.connection(), &cfg.namespace).await?;
+        let shared = RedisHandles {
+            workers_key: format!("{}workers", store.prefix()),
+            store,
+            queue,
+            namespace: cfg.namespace.clone(),
+            heartbeat: cfg.heartbeat,
+            claim_idle: cfg.claim_idle,
+            max_games: cfg.max_games,
+            cancelled: Arc::default(),
+        };
+        let listener = Listener::bind(cfg.listen, cfg.limits).await?;
+        Ok(Coordinator {
+            cfg,
+            tokens,
+            shared,
+            listener,
+        })
     }
-    tracing::info!(addr = %cfg.listen, namespace = %cfg.namespace, "coordinator serving");
-    let served = builder
-        // Health and reflection answer without the token: probes and `grpcurl list` need no secret,
-        // and they reveal nothing but the API's shape.
-        .add_service(health_service)
-        .add_service(reflection)
-        .add_service(reflection_alpha)
-        // A submission carries every script of the sweep: larger than tonic's default 4 MiB by
-        // design (results stream in pieces, so nothing else needs it).
-        .add_service(InterceptedService::new(
-            SweepsServer::new(SweepsService(shared.clone()))
-                .max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            auth.clone(),
-        ))
-        .add_service(WorkersServer::with_interceptor(
-            WorkersService(shared),
-            auth,
-        ))
-        .serve_with_shutdown(cfg.listen, async move { shutdown.draining().await })
-        .await;
-    // The loop finishes the pass it is in (each of its writes is one atomic step in Redis).
-    stop_loop.drain();
-    let _ = reconciler.await;
-    served.map_err(|e| ClusterError::Setup(format!("cannot serve on {}: {e}", cfg.listen)))
+
+    /// The address it listens on (the system's pick when the configured port is 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` resolves.
+    pub async fn serve(self, shutdown: Shutdown) -> Result<(), ClusterError> {
+        let Coordinator {
+            cfg,
+            tokens,
+            shared,
+            listener,
+        } = self;
+        let addr = listener.local_addr();
+
+        let looped = shared.clone();
+        let stop_loop = Shutdown::new();
+        let stopped = stop_loop.clone();
+        let reconciler = tokio::spawn(async move {
+            let mut tick = 0u64;
+            loop {
+                if let Err(e) = reconcile(&looped, tick).await {
+                    tracing::warn!(error = %e, "coordinator loop (retrying)");
+                }
+                tick += 1;
+                tokio::select! {
+                    _ = tokio::time::sleep(RECONCILE_EVERY) => {}
+                    _ = stopped.draining() => return,
+                }
+            }
+        });
+
+        let (health, health_service) = tonic_health::server::health_reporter();
+        health.set_serving::<SweepsServer<SweepsService>>().await;
+        health.set_serving::<WorkersServer<WorkersService>>().await;
+        // Both versions of reflection: grpcurl and older tools still ask for v1alpha.
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .map_err(|e| ClusterError::Setup(format!("reflection: {e}")))?;
+        let reflection_alpha = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(super::proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1alpha()
+            .map_err(|e| ClusterError::Setup(format!("reflection: {e}")))?;
+        let mut builder = serving::builder(&cfg.limits, cfg.tls.as_ref())?;
+        tracing::info!(
+            %addr,
+            namespace = %cfg.namespace,
+            read_only_token = cfg.read_token.is_some(),
+            "coordinator serving"
+        );
+        let served = builder
+            // Health and reflection answer without the token: probes and `grpcurl list` need no
+            // secret, and they reveal nothing but the API's shape.
+            .add_service(health_service)
+            .add_service(reflection)
+            .add_service(reflection_alpha)
+            // A submission carries every script of the sweep: larger than tonic's default 4 MiB by
+            // design (results stream in pieces, so nothing else needs it).
+            .add_service(Authorized::new(
+                SweepsServer::new(SweepsService(shared.clone()))
+                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                    .max_encoding_message_size(MAX_MESSAGE_BYTES),
+                tokens.clone(),
+            ))
+            .add_service(Authorized::new(
+                WorkersServer::new(WorkersService(shared)),
+                tokens,
+            ))
+            .serve_with_incoming_shutdown(
+                listener.incoming(),
+                async move { shutdown.draining().await },
+            )
+            .await;
+        // The loop finishes the pass it is in (each of its writes is one atomic step in Redis).
+        stop_loop.drain();
+        let _ = reconciler.await;
+        served.map_err(|e| ClusterError::Setup(format!("cannot serve on {addr}: {e}")))
+    }
+}
+
+/// Connects, binds and serves until `shutdown` resolves ([`Coordinator::start`], then
+/// [`Coordinator::serve`]).
+pub async fn serve(cfg: CoordinatorConfig, shutdown: Shutdown) -> Result<(), ClusterError> {
+    Coordinator::start(cfg).await?.serve(shutdown).await
 }

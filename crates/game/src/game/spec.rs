@@ -62,7 +62,8 @@ impl ScriptRef {
 pub struct ProviderSpec {
     /// `simulated` or `openai`.
     pub name: String,
-    /// The OpenAI-compatible base URL; `None` for the in-process simulated model.
+    /// The OpenAI-compatible base URL, without any user, password or key it was given with
+    /// (`sleuth_base::redact`); `None` for the in-process simulated model.
     pub base_url: Option<String>,
 }
 
@@ -206,7 +207,8 @@ macro_rules! conversions {
                     prompts_dir: prompts_dir.map(|p| p.to_string_lossy().into_owned()),
                     provider: ProviderSpec {
                         name: provider.to_string(),
-                        base_url,
+                        // Recorded without credentials (`sleuth_base::redact`).
+                        base_url: base_url.map(|u| sleuth_base::redact::url(&u)),
                     },
                 }
             }

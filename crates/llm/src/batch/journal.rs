@@ -13,10 +13,10 @@
 //! neither. One connection behind a mutex, used on tokio's blocking threads: the journal sees a few
 //! writes per evaluation call, against thousands per game in the store.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::BatchError;
 
@@ -132,6 +132,8 @@ pub struct JournalCounts {
 /// The journal (see the module documentation).
 #[derive(Clone)]
 pub struct Journal {
+    /// The file, named in every error: a user who meets one must know which file it is about.
+    path: Arc<PathBuf>,
     conn: Arc<Mutex<Connection>>,
     /// One operation at a time reaches a blocking thread: the connection serves one anyway, and a
     /// game's evaluation defers hundreds of calls at once — without the gate each would hold a
@@ -139,24 +141,70 @@ pub struct Journal {
     gate: Arc<tokio::sync::Semaphore>,
 }
 
-fn db(e: rusqlite::Error) -> BatchError {
-    BatchError::Journal(e.to_string())
+/// A failed journal operation as the user must read it: the file named, and — when SQLite says the
+/// file is damaged or not a database — [`BatchError::Unreadable`], which says how to go on.
+fn error_at(path: &Path, e: rusqlite::Error) -> BatchError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => BatchError::Unreadable {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        },
+        _ => BatchError::Journal(format!("{}: {e}", path.display())),
+    }
 }
 
 impl Journal {
-    /// Opens (or creates) the journal at `path`.
+    /// Opens (or creates) the journal at `path` for a run that writes it, and checks that the whole
+    /// file reads (`PRAGMA quick_check`): a damaged journal is refused here, before the run queues
+    /// or spends anything, with [`BatchError::Unreadable`] — not halfway through a run at the first
+    /// damaged page. The check reads the file once (a fraction of a second for a journal of a
+    /// hundred thousand lines).
     pub fn open(path: &Path) -> Result<Journal, BatchError> {
-        let conn = Connection::open(path)
-            .map_err(|e| BatchError::Journal(format!("cannot open {}: {e}", path.display())))?;
+        let err = |e| error_at(path, e);
+        let conn = Connection::open(path).map_err(err)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
         )
-        .map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        Ok(Journal {
+        .map_err(err)?;
+        let check: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(err)?;
+        if check != "ok" {
+            return Err(BatchError::Unreadable {
+                path: path.to_path_buf(),
+                detail: format!("integrity check: {check}"),
+            });
+        }
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        Ok(Journal::with_connection(path, conn))
+    }
+
+    /// Opens the journal at `path` to read it only (`sweep status`): read-only, so no schema is
+    /// written, the journal mode is left as it is, and a run writing the journal meanwhile is never
+    /// disturbed. Its damage shows when a query reads the damaged page ([`BatchError::Unreadable`]).
+    pub fn open_read_only(path: &Path) -> Result<Journal, BatchError> {
+        let err = |e| error_at(path, e);
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        Ok(Journal::with_connection(path, conn))
+    }
+
+    fn with_connection(path: &Path, conn: Connection) -> Journal {
+        Journal {
+            path: Arc::new(path.to_path_buf()),
             conn: Arc::new(Mutex::new(conn)),
             gate: Arc::new(tokio::sync::Semaphore::new(1)),
-        })
+        }
+    }
+
+    /// The journal's file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Runs `f` on the connection on a blocking thread.
@@ -165,16 +213,20 @@ impl Journal {
         f: impl FnOnce(&mut Connection) -> Result<T, rusqlite::Error> + Send + 'static,
     ) -> Result<T, BatchError> {
         let conn = self.conn.clone();
+        let path = self.path.clone();
         // Never closed; without a permit the operation still runs, only unqueued.
         let _permit = self.gate.acquire().await.ok();
         tokio::task::spawn_blocking(move || {
-            let mut c = conn
-                .lock()
-                .map_err(|_| BatchError::Journal("the journal's lock is poisoned".into()))?;
-            f(&mut c).map_err(db)
+            let mut c = conn.lock().map_err(|_| {
+                BatchError::Journal(format!(
+                    "{}: the journal's lock is poisoned",
+                    path.display()
+                ))
+            })?;
+            f(&mut c).map_err(|e| error_at(&path, e))
         })
         .await
-        .map_err(|e| BatchError::Journal(format!("journal task: {e}")))?
+        .map_err(|e| BatchError::Journal(format!("{}: journal task: {e}", self.path.display())))?
     }
 
     /// The line of `key`, if the journal has it.
@@ -495,4 +547,86 @@ fn unix_now() -> f64 {
 /// Seconds since the epoch, for the flush policy's age of the oldest queued line.
 pub(crate) fn now_secs() -> f64 {
     unix_now()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(key: &str) -> Line {
+        Line {
+            key: key.into(),
+            route: "r".into(),
+            model: "m".into(),
+            body: "x".repeat(2_000),
+            meta: "{}".into(),
+            state: LineState::Queued,
+            batch: None,
+            attempts: 0,
+        }
+    }
+
+    /// A journal of a few pages, closed (its WAL checkpointed into the file).
+    async fn written(path: &Path) {
+        let j = Journal::open(path).expect("open");
+        for i in 0..20 {
+            j.enqueue(line(&format!("k{i}")), "g".into())
+                .await
+                .expect("enqueue");
+        }
+        drop(j);
+    }
+
+    /// Overwrites every page after the first: the schema still reads, the tables do not.
+    fn damage(path: &Path) {
+        let mut bytes = std::fs::read(path).expect("read");
+        assert!(bytes.len() > 8_192, "more than two pages: {}", bytes.len());
+        for (i, b) in bytes.iter_mut().enumerate().skip(4_096) {
+            *b = (i % 251) as u8;
+        }
+        std::fs::write(path, bytes).expect("write");
+    }
+
+    #[tokio::test]
+    async fn a_damaged_journal_is_refused_at_open_naming_the_file_and_the_way_out() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("batches.db");
+        written(&path).await;
+        damage(&path);
+        let err = Journal::open(&path).err().expect("refused");
+        assert!(matches!(err, BatchError::Unreadable { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(msg.contains("move it aside"), "{msg}");
+        // Not a database at all: the same.
+        std::fs::write(&path, b"this is not a database, not even close ..........").expect("w");
+        let err = Journal::open(&path).err().expect("refused");
+        assert!(matches!(err, BatchError::Unreadable { .. }), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_read_only_journal_reads_without_writing_and_names_damage_when_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("batches.db");
+        written(&path).await;
+        // A journal left in rollback mode: a reader must not turn it to WAL.
+        Connection::open(&path)
+            .and_then(|c| c.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(())))
+            .expect("rollback mode");
+        let before = std::fs::read(&path).expect("read");
+        let counts = Journal::open_read_only(&path)
+            .expect("open")
+            .counts()
+            .await
+            .expect("counts");
+        assert_eq!(counts.queued, 20);
+        assert_eq!(std::fs::read(&path).expect("read"), before, "unchanged");
+        damage(&path);
+        let err = Journal::open_read_only(&path)
+            .expect("opening reads no table")
+            .counts()
+            .await
+            .expect_err("damage seen");
+        assert!(matches!(err, BatchError::Unreadable { .. }), "{err}");
+    }
 }

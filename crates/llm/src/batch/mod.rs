@@ -25,6 +25,7 @@
 
 pub mod journal;
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,8 +44,25 @@ use sleuth_base::telemetry as tm;
 /// Why batching could not go on.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BatchError {
-    #[error("batch journal: {0}")]
+    /// A journal operation failed (the message names the file).
+    #[error("batch journal {0}")]
     Journal(String),
+    /// SQLite says the journal is damaged or is not a database. The message names the file and the
+    /// way out, because a user meeting it can do nothing else with it: the journal holds only this
+    /// node's batch bookkeeping, so moving it aside loses no answer (those are in the store's cache)
+    /// — only the batches still open at the provider, whose lines are sent again.
+    #[error(
+        "the batch journal {} is unreadable ({detail}). It holds only this run directory's batch \
+         bookkeeping: move it aside (`mv {} {}.damaged`, and its -wal and -shm files if there are \
+         any) and run the sweep again. Answers already landed are kept (they are in the store's \
+         cache); games waiting on batches are played again from the cache, and their evaluation \
+         calls still unanswered go into new batches — batches still open at the provider are not \
+         collected, so their lines are sent (and paid) again",
+        path.display(),
+        path.display(),
+        path.display()
+    )]
+    Unreadable { path: PathBuf, detail: String },
 }
 
 /// What becomes of a line its batch did not answer.

@@ -1,12 +1,13 @@
-//! PLAYER*'s figures and tables beyond Tables A3 and A5 and Figure 7 (which `tables` and `figures`
-//! build):
+//! PLAYER*'s figures and tables beyond Tables A3, A4 and A5 and Figure 7 (which `tables` and
+//! `figures` build):
 //!
 //! - Figures 5 and 6: scores and cost per method, drawn from Table A3's and Table A5's rows
 //!   ([`figures`]);
 //! - Table A6: the overall score per model, when WellPlay conditions differ only by model
 //!   ([`table_a6`]);
 //! - the paper's published rows beside sleuth's in Tables A3, A5 and A6 ([`published`]), and its
-//!   per-script rows of Tables A3 and A4 under each script it also played ([`published_scripts`]).
+//!   per-script rows of Tables A3, A4 and A5 under each script it also played
+//!   ([`published_scripts`]).
 //!
 //! All are built from the WellPlay protocol's games only: they are the paper's setup
 //! (`super::papers` says why other protocols' games never appear under a paper's name).
@@ -24,17 +25,21 @@ use super::Section;
 /// File stems of every section built here, so a rewrite removes what no longer applies.
 pub const IDS: [&str; 3] = [figures::ID5, figures::ID6, table_a6::ID];
 
-/// Adds the paper's published rows to the WellPlay protocol's Tables A3 and A5 among `sections` (built
-/// elsewhere); Figure 5 is drawn from sleuth's rows alone.
+/// Adds the paper's published rows to the WellPlay protocol's Tables A3, A4 and A5 among `sections`
+/// (built elsewhere); Figure 5 is drawn from sleuth's rows alone.
 pub fn annotate(sections: &mut [Section]) {
     for s in sections {
         if let Section::Table(t) = s {
             match t.id {
                 "player_table_a3" => {
-                    published_scripts::insert_rows(t);
+                    published_scripts::insert_a3(t);
                     published::a3_rows(t);
                 }
-                "player_table_a5" => published::a5_rows(t),
+                tables::A4_ID => published_scripts::insert_a4(t),
+                "player_table_a5" => {
+                    published_scripts::insert_a5(t);
+                    published::a5_rows(t);
+                }
                 _ => {}
             }
         }

@@ -1,11 +1,12 @@
-//! PLAYER*'s published per-script rows: Table A3 (the 12 Chinese scripts) and Table A4 (the 4 English
-//! scripts the paper also evaluated), typed in from the paper as printed, so Table A3 shows the
-//! paper's rows under each script a sweep played that the paper played too. The imported WellPlay
-//! scripts carry the paper's names (`sleuth import wellplay`), so a script is matched by its title
-//! ([`matches`]), never by a file or a row of the dataset.
+//! PLAYER*'s published per-script rows: Table A3 (the 12 Chinese scripts), Table A4 (the 4 English
+//! scripts the paper also evaluated) and Table A5 (the cost of each of the 12), typed in from the
+//! paper as printed, so Tables A3, A4 and A5 show the paper's rows under each script a sweep played
+//! that the paper played too. The imported WellPlay scripts carry the paper's names (`sleuth import
+//! wellplay`), so a script is matched by its title ([`matches`]), never by a file or a row of the
+//! dataset.
 
 use super::published::METHODS;
-use crate::table::{Cell, Row, Table};
+use crate::table::{Cell, Column, Row, Table};
 
 /// One script's block of Table A3 or A4.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -243,6 +244,60 @@ pub const A4_SCRIPTS: [ScriptRows; 4] = [
     },
 ];
 
+/// One script's block of Table A5: its length and the USD of one complete gameplay and of one
+/// evaluation process per method ([`METHODS`] order; no gameplay for PP and OP, which play none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScriptCosts {
+    /// The paper's name of the script.
+    pub name: &'static str,
+    /// #Tokens: the mean length of one character's script.
+    pub tokens: f64,
+    pub gameplay: [Option<f64>; 6],
+    pub evaluation: [f64; 6],
+}
+
+/// Table A5 per script (the 12 Chinese scripts, gpt-35-turbo-16k), in its order. Its Overall rows
+/// ([`super::published::A5_OVERALL`]) are these summed, to the printed rounding.
+#[rustfmt::skip]
+pub const A5_SCRIPTS: [ScriptCosts; 12] = [
+    ScriptCosts { name: "Death Wears White", tokens: 3190.0,
+        gameplay: [None, None, Some(3.797), Some(4.643), Some(3.992), Some(3.363)],
+        evaluation: [0.349, 1.433, 0.815, 0.807, 0.790, 0.799] },
+    ScriptCosts { name: "Ghost Revenge", tokens: 5487.0,
+        gameplay: [None, None, Some(6.702), Some(8.231), Some(7.056), Some(5.947)],
+        evaluation: [0.418, 1.945, 1.006, 1.004, 0.995, 1.012] },
+    ScriptCosts { name: "Danshui Villa", tokens: 5111.0,
+        gameplay: [None, None, Some(5.215), Some(6.262), Some(5.449), Some(4.603)],
+        evaluation: [0.351, 1.415, 0.834, 0.816, 0.833, 0.825] },
+    ScriptCosts { name: "Unfinished Love", tokens: 2501.0,
+        gameplay: [None, None, Some(3.945), Some(4.754), Some(4.237), Some(3.505)],
+        evaluation: [0.230, 0.872, 0.487, 0.502, 0.499, 0.494] },
+    ScriptCosts { name: "Cruise Incident", tokens: 1262.0,
+        gameplay: [None, None, Some(0.975), Some(1.146), Some(1.021), Some(0.846)],
+        evaluation: [0.064, 0.327, 0.162, 0.165, 0.164, 0.163] },
+    ScriptCosts { name: "Sin", tokens: 2121.0,
+        gameplay: [None, None, Some(0.680), Some(0.833), Some(0.730), Some(0.603)],
+        evaluation: [0.061, 0.287, 0.141, 0.140, 0.141, 0.142] },
+    ScriptCosts { name: "Deadly Fountain", tokens: 1852.0,
+        gameplay: [None, None, Some(0.671), Some(0.810), Some(0.724), Some(0.596)],
+        evaluation: [0.045, 0.207, 0.107, 0.111, 0.111, 0.109] },
+    ScriptCosts { name: "Unbelievable Incident", tokens: 3182.0,
+        gameplay: [None, None, Some(1.304), Some(1.567), Some(1.367), Some(1.150)],
+        evaluation: [0.077, 0.291, 0.159, 0.163, 0.161, 0.162] },
+    ScriptCosts { name: "Desperate Sunshine", tokens: 3370.0,
+        gameplay: [None, None, Some(0.803), Some(0.972), Some(0.847), Some(0.701)],
+        evaluation: [0.104, 0.383, 0.222, 0.221, 0.224, 0.220] },
+    ScriptCosts { name: "Riverside Inn", tokens: 1909.0,
+        gameplay: [None, None, Some(0.633), Some(0.762), Some(0.682), Some(0.561)],
+        evaluation: [0.055, 0.223, 0.120, 0.124, 0.121, 0.123] },
+    ScriptCosts { name: "Solitary Boat Firefly", tokens: 8893.0,
+        gameplay: [None, None, Some(7.799), Some(9.257), Some(8.252), Some(6.800)],
+        evaluation: [0.380, 1.571, 0.816, 0.811, 0.814, 0.823] },
+    ScriptCosts { name: "Manna", tokens: 9028.0,
+        gameplay: [None, None, Some(5.805), Some(6.925), Some(6.108), Some(5.028)],
+        evaluation: [0.444, 1.864, 0.944, 0.965, 0.937, 0.953] },
+];
+
 /// Whether a script titled `title` is the paper's `name`: the same words (case and punctuation aside),
 /// or the title ends with them as whole words — the paper shortens some titles ("Cruise Incident" for
 /// "Oriental Star Cruise Incident").
@@ -257,80 +312,159 @@ pub fn matches(title: &str, name: &str) -> bool {
     !n.is_empty() && t.ends_with(&n)
 }
 
-/// Inserts the paper's rows of every script Table A3 (`a3`) shows that the paper played, after that
-/// script's own rows: "Published A3: METHOD" (the Chinese original) and, for the four scripts it also
-/// evaluated in English, "Published A4 (English): METHOD", for the methods played (all six when none
-/// matched). Their #QA is the paper's; Games is empty.
-pub fn insert_rows(a3: &mut Table) {
-    let (Some(script_col), Some(method_col)) = (a3.column("Script"), a3.column("Method")) else {
+/// Inserts Table A3's published rows ("Published A3: METHOD", the Chinese original) under every
+/// script `a3` shows that the paper played, for the methods played (all six when none matched).
+/// Their #QA is the paper's; Games is empty.
+pub fn insert_a3(a3: &mut Table) {
+    if insert_choice_rows(a3, "Published A3", &A3_SCRIPTS) > 0 {
+        a3.note.push_str(
+            " Rows \"Published A3: METHOD\" under a script: the paper's Table A3 for the script of \
+             that name (its Chinese original, gpt-35-turbo-16k, 3 evaluation runs; printed as the \
+             paper prints them, so their category spreads are its n − 1 form). #QA is the paper's \
+             count.",
+        );
+    }
+}
+
+/// Inserts Table A4's published rows ("Published A4 (English): METHOD") under every script `a4` (the
+/// English-script games) shows that the paper also evaluated in English, as [`insert_a3`] does.
+pub fn insert_a4(a4: &mut Table) {
+    if insert_choice_rows(a4, "Published A4 (English)", &A4_SCRIPTS) > 0 {
+        a4.note.push_str(
+            " Rows \"Published A4 (English): METHOD\" under a script: the paper's Table A4 for the \
+             English version of the script of that name (gpt-35-turbo-16k, 3 evaluation runs, n − 1 \
+             spreads as printed; the paper prints no Voting there). #QA is the paper's count.",
+        );
+    }
+}
+
+/// Inserts Table A5's published rows ("Published A5: METHOD") under every script `a5` shows that the
+/// paper played: the paper's #Tokens, gameplay USD and USD of one evaluation process, for the
+/// methods played (all six when none matched); the paper prints no tokens or calls, so those cells
+/// are empty.
+pub fn insert_a5(a5: &mut Table) {
+    let Some(method_col) = a5.column("Method") else {
         return;
     };
-    let text = |r: &Row, col: usize| match r.cells.get(col) {
+    let shown = shown_methods(a5, method_col);
+    let columns = a5.columns.clone();
+    let inserted = insert_under_scripts(a5, |script| {
+        let Some(paper) = A5_SCRIPTS.iter().find(|s| matches(script, s.name)) else {
+            return Vec::new();
+        };
+        shown
+            .iter()
+            .map(|&m| {
+                row(&columns, |heading| match heading {
+                    "Script" => Cell::Text(script.into()),
+                    "#Tokens" => Cell::Number(Some(paper.tokens)),
+                    "Method" => Cell::Text(format!("Published A5: {}", METHODS[m])),
+                    "Gameplay USD" => Cell::Number(paper.gameplay[m]),
+                    "Evaluation USD" => Cell::Number(Some(paper.evaluation[m])),
+                    _ => Cell::Number(None),
+                })
+            })
+            .collect()
+    });
+    if inserted > 0 {
+        a5.note.push_str(
+            " Rows \"Published A5: METHOD\" under a script: the paper's Table A5 for the script of \
+             that name (its Chinese original, gpt-35-turbo-16k): its #Tokens, the USD of one \
+             gameplay and of one evaluation process (no tokens or calls printed; PP and OP play no \
+             game).",
+        );
+    }
+}
+
+/// Inserts the rows of `paper`'s block for each script of `t` (a table of Table A3's columns) that
+/// the paper played, labelled "`label`: METHOD"; returns how many rows were inserted.
+fn insert_choice_rows(t: &mut Table, label: &str, paper: &[ScriptRows]) -> usize {
+    let Some(method_col) = t.column("Method") else {
+        return 0;
+    };
+    let shown = shown_methods(t, method_col);
+    let columns = t.columns.clone();
+    insert_under_scripts(t, |script| {
+        let Some(paper) = paper.iter().find(|s| matches(script, s.name)) else {
+            return Vec::new();
+        };
+        shown
+            .iter()
+            .map(|&m| {
+                row(&columns, |heading| match heading {
+                    "Script" => Cell::Text(script.into()),
+                    "Method" => Cell::Text(format!("{label}: {}", METHODS[m])),
+                    "#QA" => Cell::Number(Some(paper.questions.iter().sum::<usize>() as f64)),
+                    "Voting" => Cell::MeanStd(paper.voting.map(|v| v[m])),
+                    "Objective" => Cell::MeanStd(Some(paper.scores[0][m])),
+                    "Reasoning" => Cell::MeanStd(Some(paper.scores[1][m])),
+                    "Relations" => Cell::MeanStd(Some(paper.scores[2][m])),
+                    "Overall" => Cell::MeanStd(Some(paper.scores[3][m])),
+                    _ => Cell::Number(None),
+                })
+            })
+            .collect()
+    })
+}
+
+/// The indices into [`METHODS`] of the paper's methods whose rows `t` shows: those its rows played
+/// (matched by the framework's name at the start of the Method cell), or all six when none matched.
+fn shown_methods(t: &Table, method_col: usize) -> Vec<usize> {
+    let played: Vec<&str> = t
+        .rows
+        .iter()
+        .filter_map(|r| match r.cells.get(method_col) {
+            Some(Cell::Text(m)) => m.split(' ').next(),
+            _ => None,
+        })
+        .collect();
+    let matched: Vec<usize> = (0..METHODS.len())
+        .filter(|&m| played.contains(&METHODS[m]))
+        .collect();
+    if matched.is_empty() {
+        (0..METHODS.len()).collect()
+    } else {
+        matched
+    }
+}
+
+/// A row of `columns`, each cell given by its heading.
+fn row(columns: &[Column], cell: impl Fn(&str) -> Cell) -> Row {
+    Row {
+        cells: columns.iter().map(|c| cell(&c.heading)).collect(),
+        total: false,
+    }
+}
+
+/// Inserts `rows_for(script)` after the last row of each script `t` shows (rows of one script are
+/// consecutive; total rows are nobody's); returns how many rows were inserted.
+fn insert_under_scripts(t: &mut Table, mut rows_for: impl FnMut(&str) -> Vec<Row>) -> usize {
+    let Some(script_col) = t.column("Script") else {
+        return 0;
+    };
+    let text = |r: &Row| match r.cells.get(script_col) {
         Some(Cell::Text(s)) => s.clone(),
         _ => String::new(),
     };
-    let played: Vec<String> = a3.rows.iter().map(|r| text(r, method_col)).collect();
-    let method_played = |name: &str| played.iter().any(|m| m.split(' ').next() == Some(name));
-    let any = METHODS.iter().any(|m| method_played(m));
     let (mut i, mut inserted) = (0, 0);
-    while i < a3.rows.len() {
-        let row = &a3.rows[i];
-        let script = text(row, script_col);
+    while i < t.rows.len() {
+        let row = &t.rows[i];
+        let script = text(row);
         let last_of_script = !row.total
-            && a3
-                .rows
+            && t.rows
                 .get(i + 1)
-                .is_none_or(|next| next.total || text(next, script_col) != script);
+                .is_none_or(|next| next.total || text(next) != script);
         if !last_of_script {
             i += 1;
             continue;
         }
-        let mut rows = Vec::new();
-        for (label, table) in [
-            ("Published A3", &A3_SCRIPTS[..]),
-            ("Published A4 (English)", &A4_SCRIPTS[..]),
-        ] {
-            let Some(paper) = table.iter().find(|s| matches(&script, s.name)) else {
-                continue;
-            };
-            for (m, name) in METHODS.iter().enumerate() {
-                if any && !method_played(name) {
-                    continue;
-                }
-                let cells = a3
-                    .columns
-                    .iter()
-                    .map(|c| match c.heading.as_str() {
-                        "Script" => Cell::Text(script.clone()),
-                        "Method" => Cell::Text(format!("{label}: {name}")),
-                        "#QA" => Cell::Number(Some(paper.questions.iter().sum::<usize>() as f64)),
-                        "Voting" => Cell::MeanStd(paper.voting.map(|v| v[m])),
-                        "Objective" => Cell::MeanStd(Some(paper.scores[0][m])),
-                        "Reasoning" => Cell::MeanStd(Some(paper.scores[1][m])),
-                        "Relations" => Cell::MeanStd(Some(paper.scores[2][m])),
-                        "Overall" => Cell::MeanStd(Some(paper.scores[3][m])),
-                        _ => Cell::Number(None),
-                    })
-                    .collect();
-                rows.push(Row {
-                    cells,
-                    total: false,
-                });
-            }
-        }
+        let rows = rows_for(&script);
         let n = rows.len();
         inserted += n;
-        a3.rows.splice(i + 1..i + 1, rows);
+        t.rows.splice(i + 1..i + 1, rows);
         i += n + 1;
     }
-    if inserted > 0 {
-        a3.note.push_str(
-            " Rows \"Published A3: METHOD\" under a script: the paper's Table A3 for the script of \
-             that name (its Chinese original, gpt-35-turbo-16k, mean ± std over 3 evaluation runs; \
-             Voting over games); \"Published A4 (English): METHOD\": its Table A4 for the four \
-             English scripts it evaluated (no Voting printed). #QA is the paper's count.",
-        );
-    }
+    inserted
 }
 
 #[cfg(test)]

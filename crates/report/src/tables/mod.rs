@@ -4,8 +4,9 @@
 //! - ThinkThrice Table 4: factual QA (Own, CQ, MQ, Others), civilian win rate and murderer detection
 //!   per condition, pooled over scripts, with bootstrap intervals over games.
 //! - PLAYER* Table A3: WellPlay voting and multiple-choice scores per script × method, mean ± std
-//!   over repeats, then per method the weighted mean ± std across scripts (Appendix B.3, over the
-//!   evaluation runs).
+//!   (Voting over the victims, the rest over the evaluation runs), then per method the weighted mean
+//!   ± std across scripts (Appendix B.3, over the evaluation runs); every spread ÷ n. Table A4: the
+//!   same per-script rows for the games on scripts written in English.
 //! - PLAYER* Table A5: each script's length (#Tokens per character), cost and tokens per script and
 //!   phase (gameplay, evaluation), mean per game; evaluation per evaluation process as the paper
 //!   reports it, with the total of every run beside it.
@@ -36,7 +37,7 @@ mod choice;
 mod cost;
 mod mirage;
 
-pub use choice::{choice, player_table_a3};
+pub use choice::{choice, player_table_a3, player_table_a4, A4_ID};
 pub use cost::{cost, player_table_a5};
 pub use mirage::{mirage_summary, mirage_table2, summary_columns};
 

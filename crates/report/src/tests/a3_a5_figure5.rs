@@ -119,7 +119,11 @@ fn the_two_tii_directions_have_two_names_and_old_results_read() {
 }
 
 /// `r` as played from the script file at `path`, which held `script` then.
-fn played_from(mut r: GameResult, script: &sleuth_script::Script, path: &Path) -> GameResult {
+pub(super) fn played_from(
+    mut r: GameResult,
+    script: &sleuth_script::Script,
+    path: &Path,
+) -> GameResult {
     let config = sleuth_game::game::GameConfig {
         script_path: Some(path.to_path_buf()),
         ..sleuth_game::game::GameConfig::default()

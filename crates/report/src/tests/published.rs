@@ -217,6 +217,8 @@ fn possible(q: [usize; 3]) -> f64 {
     (10 * q[0] + 5 * q[1] + 2 * q[2]) as f64
 }
 
+/// The paper's Overall Voting row is the n − 1 spread of its scripts' values; the report prints
+/// every spread of Table A3 ÷ n (`tables::choice` says why), which for the PP column is .112.
 #[test]
 fn player_voting_row_is_the_unweighted_mean_and_sample_std_of_the_scripts() {
     // Table A3, "Overall Voting" row, all six methods.
@@ -237,6 +239,35 @@ fn player_voting_row_is_the_unweighted_mean_and_sample_std_of_the_scripts() {
         assert!(
             prints_as(m, 3, mean) && prints_as(s, 3, std),
             "method {method}: {m} ± {s}"
+        );
+        if method == 0 {
+            let (m, s) = crate::metrics::mean_std_population(&xs).expect("voting");
+            assert!(prints_as(m, 3, mean) && prints_as(s, 3, 0.112), "{m} ± {s}");
+        }
+    }
+}
+
+/// Table A5's per-script rows, as typed in, add up to its Overall rows: #Tokens exactly, every USD
+/// cell within the rounding of twelve printed values.
+#[test]
+fn player_a5_scripts_sum_to_its_overall_rows() {
+    use crate::player::published::{A5_OVERALL, A5_TOKENS, METHODS};
+    use crate::player::published_scripts::A5_SCRIPTS;
+    let tokens: f64 = A5_SCRIPTS.iter().map(|s| s.tokens).sum();
+    assert_eq!(tokens, A5_TOKENS);
+    for (m, (gameplay, evaluation)) in A5_OVERALL.into_iter().enumerate() {
+        let play: Option<f64> = A5_SCRIPTS.iter().map(|s| s.gameplay[m]).sum();
+        let eval: f64 = A5_SCRIPTS.iter().map(|s| s.evaluation[m]).sum();
+        let near = |a: f64, b: f64| (a - b).abs() <= 12.0 * 0.0005 + 1e-9;
+        match (play, gameplay) {
+            (Some(a), Some(b)) => assert!(near(a, b), "{}: gameplay {a} vs {b}", METHODS[m]),
+            (None, None) => {}
+            other => panic!("{}: {other:?}", METHODS[m]),
+        }
+        assert!(
+            near(eval, evaluation),
+            "{}: evaluation {eval} vs {evaluation}",
+            METHODS[m]
         );
     }
 }

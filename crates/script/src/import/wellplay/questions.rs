@@ -3,7 +3,8 @@
 //! The columns are found by name in the header (`value`, `type`, `question`, the option letters,
 //! `truth`), so a file whose columns come in another order reads the same. Rows the publisher's files
 //! get wrong in known ways are repaired and each repair is logged ([`Log`]): a trailing empty field,
-//! a truth written into an option column, a row one field short, an empty option in the middle. Any
+//! a truth written into an option column (after an empty option; in a row one field short; in a
+//! full row whose last fields are shifted one column left), an empty option in the middle. Any
 //! other fault is an error naming the file, the row and the column.
 
 use std::path::Path;
@@ -193,6 +194,11 @@ impl Row<'_> {
                 truth_cell = found;
             }
         }
+        if truth_cell.trim().is_empty() {
+            if let Some(found) = self.truth_shifted_left(columns, &mut texts, log)? {
+                truth_cell = found;
+            }
+        }
         let truth = parse_truth(&truth_cell).ok_or_else(|| {
             self.error(
                 "truth",
@@ -306,6 +312,70 @@ impl Row<'_> {
         Ok(Some(last))
     }
 
+    /// A full-width row whose fields after the options are shifted one column left: column truth is
+    /// empty and the option column just before it holds only letters naming other options of the
+    /// row — the truth, written one column early. Read as the truth (logged), that option empty.
+    ///
+    /// Read so only when no other reading is possible; otherwise `None`, and the row is refused for
+    /// its empty truth as any row without one. So the letters must be written as a truth is ("a",
+    /// "ac", "a,c": each letter once, in order — not a word such as "Dad" or "Bad", which could be an
+    /// option's text), each naming a non-empty option before that column; no option before it may be
+    /// empty (a gap makes the shift's extent unknown) nor itself made of option letters (options
+    /// that are letters make the last one an option as likely as a truth); and the truth column must be the
+    /// one right after the last option column, as the shift by one requires.
+    fn truth_shifted_left(
+        &self,
+        columns: &Columns<'_>,
+        texts: &mut Options<'_>,
+        log: &mut Log,
+    ) -> Result<Option<String>, ImportError> {
+        let Some(&(col, letter)) = columns.options.last() else {
+            return Ok(None);
+        };
+        if self.rec.fields.len() != self.width || col + 1 != columns.truth {
+            return Ok(None);
+        }
+        let Some(((last_letter, _), before)) = texts.split_last() else {
+            return Ok(None);
+        };
+        let cell = self.cell(col).trim().to_string();
+        // An option that is itself option letters ("a", "B", "Dad") makes a letter cell after it
+        // as likely another option as a truth.
+        let columns_named = |t: &str| {
+            parse_truth(t).is_some_and(|t| {
+                t.iter()
+                    .all(|l| letter_index(l).is_some_and(|k| k < columns.options.len()))
+            })
+        };
+        let valid = *last_letter == letter
+            && written_as_truth(&cell)
+            && before
+                .iter()
+                .all(|(_, t)| !t.is_empty() && !columns_named(t))
+            && parse_truth(&cell).is_some_and(|t| {
+                t.iter()
+                    .all(|l| letter_index(l).is_some_and(|k| k < before.len()))
+            });
+        if !valid {
+            return Ok(None);
+        }
+        log.repair(
+            self.path,
+            Some(self.rec.line),
+            letter,
+            format!(
+                "column truth empty and option column {letter} holds only \"{cell}\", letters of \
+                 the row's options a..{}: the row's last fields are shifted one column left; \
+                 read as the truth, option {letter} empty",
+                before.last().map(|(l, _)| *l).unwrap_or("a")
+            ),
+            "the truth letters in column truth, not in an option column",
+        )?;
+        texts.pop();
+        drop_trailing_empty(texts);
+        Ok(Some(cell))
+    }
+
     /// Options after an empty option column move back over the gap, when no truth letter names an
     /// option at or after the gap (so what the truth means does not depend on the reading).
     fn close_gap(
@@ -340,6 +410,18 @@ impl Row<'_> {
         texts.retain(|(_, t)| !t.is_empty());
         Ok(())
     }
+}
+
+/// Whether `cell` is written as a truth cell is: option letters, each once and in order, alone or
+/// separated ("a", "ac", "a,c", "A C") — so that a word made of option letters ("Bad", "Dad") is
+/// not taken for one.
+fn written_as_truth(cell: &str) -> bool {
+    let letters: Vec<char> = cell
+        .chars()
+        .filter(char::is_ascii_alphabetic)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    parse_truth(cell).is_some() && letters.windows(2).all(|w| w[0] < w[1])
 }
 
 fn drop_trailing_empty(texts: &mut Options<'_>) {

@@ -387,3 +387,67 @@ fn a_short_row_whose_last_field_is_no_answer_is_refused() {
         }
     }
 }
+
+/// A full row whose last fields are shifted one column left — column truth empty, the truth letters
+/// in option column e after four options — reads them as the truth, with a repair naming the file,
+/// the row and column e; strict refuses it. With one trailing empty field too many (the shift left
+/// it at the end) the same, after that field's own repair.
+#[test]
+fn a_row_shifted_left_reads_its_last_option_cell_as_the_truth() {
+    let head = "value,type,question,a,b,c,d,e,truth\n";
+    for (tail, repairs) in [(",\n", 1), (",,\n", 2)] {
+        let tmp = synthetic();
+        std::fs::write(
+            tmp.path().join("final_result/B.csv"),
+            format!("{head}a,a,Ok?,p,q,,,,a\nb,b,Which two?,p,q,r,s,\"b, d\"{tail}"),
+        )
+        .unwrap();
+        let got = import_logged(tmp.path(), false).unwrap();
+        assert_eq!(got.repairs.len(), repairs, "{:?}", got.repairs);
+        let r = got.repairs.last().unwrap();
+        assert!(r.path.ends_with("final_result/B.csv"), "{r}");
+        assert_eq!((r.row, r.column.as_str()), (Some(3), "e"), "{r}");
+        assert!(r.action.contains("shifted one column left"), "{r}");
+        let q = question_of(&got.script, Some("B"), 1);
+        assert_eq!(q.options, vec!["p", "q", "r", "s"]);
+        assert_eq!(q.truth, vec!["B", "D"]);
+        let err = import_logged(tmp.path(), true).unwrap_err().to_string();
+        assert!(err.contains("B.csv") && err.contains("row 3"), "{err}");
+    }
+}
+
+/// Shifted-looking rows that could be read another way are refused, tolerant or strict, for their
+/// empty truth: a word of option letters, letters out of order, a letter naming the cell itself or
+/// no option, options that are letters themselves, an empty option before the cell, and a header
+/// whose truth column does not follow the options.
+#[test]
+fn a_shifted_row_that_reads_two_ways_is_refused() {
+    let head = "value,type,question,a,b,c,d,e,truth\n";
+    let cases = [
+        (head, "a,a,Who?,p,q,r,s,Bad,\n"),
+        (head, "a,a,Who?,p,q,r,s,ca,\n"),
+        (head, "a,a,Who?,p,q,r,s,e,\n"),
+        (head, "a,a,Who?,p,q,r,s,f,\n"),
+        (head, "a,a,Who?,a,b,c,d,b,\n"),
+        (head, "a,a,Who?,p,,r,s,c,\n"),
+        (
+            "value,type,question,truth,a,b,c,d,e\n",
+            "a,a,Who?,,p,q,r,s,b\n",
+        ),
+    ];
+    for (head, body) in cases {
+        let tmp = synthetic();
+        std::fs::write(
+            tmp.path().join("final_result/B.csv"),
+            format!("{head}{body}"),
+        )
+        .unwrap();
+        for strict in [false, true] {
+            let err = import_logged(tmp.path(), strict).unwrap_err().to_string();
+            assert!(
+                err.contains("B.csv") && err.contains("row 2"),
+                "{body}: {err}"
+            );
+        }
+    }
+}
