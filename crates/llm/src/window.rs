@@ -64,7 +64,7 @@ pub fn recalled(text: &str) -> String {
 fn mark(kind: char, text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 6);
     out.push(kind);
-    out.extend(text.chars().filter(|c| !is_mark(*c)));
+    push_unmarked(&mut out, text);
     out.push(END);
     out
 }
@@ -78,18 +78,33 @@ fn is_mark(c: char) -> bool {
 /// decode of every character. The marks are U+E000..=U+E003, `EE 80 80..=83` in UTF-8, and `EE`
 /// starts only the characters U+E000..=U+EFFF.
 fn has_mark(text: &str) -> bool {
+    marks(text).next().is_some()
+}
+
+/// The byte offsets of the marks in `text` (each three bytes long), found as [`has_mark`] does.
+fn marks(text: &str) -> impl Iterator<Item = usize> + '_ {
     let b = text.as_bytes();
     memchr::memchr_iter(0xEE, b)
-        .any(|i| b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x80..=0x83)))
+        .filter(move |&i| b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x80..=0x83)))
+}
+
+/// Appends `text` without its marks, copying the runs between them whole (a prompt is stripped with
+/// every call: a copy per character was a sixth of a game's CPU with a long script).
+fn push_unmarked(out: &mut String, text: &str) {
+    let mut from = 0;
+    for at in marks(text) {
+        // `at` is a lead byte and `at + 3` ends the mark's character: both are char boundaries.
+        out.push_str(&text[from..at]);
+        from = at + 3;
+    }
+    out.push_str(&text[from..]);
 }
 
 /// `text` without marks: what a model, a transcript or a cache key sees.
 pub fn strip(text: &str) -> String {
-    if has_mark(text) {
-        text.chars().filter(|c| !is_mark(*c)).collect()
-    } else {
-        text.to_string()
-    }
+    let mut out = String::with_capacity(text.len());
+    push_unmarked(&mut out, text);
+    out
 }
 
 pub use crate::types::Shortening;
@@ -129,7 +144,12 @@ fn parse(content: &str) -> Parsed {
     let mut parts = Vec::new();
     let mut text = String::new();
     let mut open: Option<bool> = None;
-    for c in content.chars() {
+    // The runs between marks are copied whole (see `push_unmarked`).
+    let mut from = 0;
+    for at in marks(content) {
+        text.push_str(&content[from..at]);
+        from = at + 3;
+        let c = content[at..].chars().next().unwrap_or(GAP);
         match (c, open) {
             (DIALOGUE | RECALLED, _) => {
                 // An unclosed mark ends at the next one: plain text either way.
@@ -142,10 +162,11 @@ fn parse(content: &str) -> Parsed {
                 parts.push(close(open, std::mem::take(&mut text)));
                 open = None;
             }
-            (END | GAP, _) => {}
-            (c, _) => text.push(c),
+            // An end with nothing open, or a gap: dropped.
+            _ => {}
         }
     }
+    text.push_str(&content[from..]);
     if !text.is_empty() {
         parts.push(Part::Text(text));
     }
@@ -356,6 +377,22 @@ mod tests {
                 ))
             })
             .collect()
+    }
+
+    #[test]
+    fn stripping_by_runs_equals_stripping_by_characters() {
+        let texts = [
+            format!("a{DIALOGUE}b{END}c"),
+            format!("{DIALOGUE}{RECALLED}{END}{GAP}"),
+            format!("你{DIALOGUE}好{}{END}{}", '\u{E004}', '\u{EFFF}'),
+            String::from("plain"),
+            String::new(),
+        ];
+        for t in texts {
+            let by_chars: String = t.chars().filter(|c| !is_mark(*c)).collect();
+            assert_eq!(strip(&t), by_chars, "{t:?}");
+        }
+        assert_eq!(dialogue(&format!("x{END}y")), format!("{DIALOGUE}xy{END}"));
     }
 
     #[test]
