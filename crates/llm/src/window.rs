@@ -69,10 +69,6 @@ fn mark(kind: char, text: &str) -> String {
     out
 }
 
-fn is_mark(c: char) -> bool {
-    matches!(c, DIALOGUE | RECALLED | END | GAP)
-}
-
 /// Whether `text` holds a mark, by a byte search: every prompt of every call is checked, and a
 /// character's script makes it tens of kilobytes, so this runs at memchr's speed rather than a
 /// decode of every character. The marks are U+E000..=U+E003, `EE 80 80..=83` in UTF-8, and `EE`
@@ -359,6 +355,11 @@ fn strip_all(messages: &[Message]) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The marks, one character at a time: what the byte search must agree with.
+    fn is_mark(c: char) -> bool {
+        matches!(c, DIALOGUE | RECALLED | END | GAP)
+    }
 
     fn user(lines: &[String]) -> Vec<Message> {
         let mut text = String::from("### What was said\n");
