@@ -8,8 +8,9 @@
 //! is left to play, makes sure every unfinished game of a running sweep has an entry in the queue
 //! (`push_new` queues nothing twice), and exports the cluster's gauges.
 //!
-//! Here: the configuration, the shared state, the two services and the loop; [`reading`] answers the
-//! calls that read a sweep back (`Results`, `ListSweeps`, `Transcript`).
+//! Here: the configuration, the shared state, the public service and the loop; [`reading`] answers the
+//! calls that read a sweep back (`Results`, `ListSweeps`, `Transcript`), [`workers`] the worker
+//! protocol.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -24,7 +25,7 @@ use tonic::{Request, Response, Status};
 use super::auth::{Authorized, ServerTokens, Token};
 use super::models::{self as declared, Declarations, Declared, Refusal};
 use super::proto::sweeps_server::{Sweeps, SweepsServer};
-use super::proto::workers_server::{Workers, WorkersServer};
+use super::proto::workers_server::WorkersServer;
 use super::proto::{self as pb};
 use super::queue::{GameEntry, WorkQueue};
 use super::serving::{self, Listener, ServerLimits};
@@ -34,6 +35,7 @@ use sleuth_store::{
 };
 
 mod reading;
+mod workers;
 use sleuth_base::shutdown::Shutdown;
 use sleuth_base::telemetry as tm;
 
@@ -296,6 +298,7 @@ impl RedisHandles {
 }
 
 struct SweepsService(RedisHandles);
+/// The worker protocol (register, heartbeat, report): `workers.rs`.
 struct WorkersService(RedisHandles);
 
 type ProgressStream = Pin<Box<dyn Stream<Item = Result<pb::Progress, Status>> + Send>>;
@@ -523,91 +526,6 @@ async fn queue_unfinished(s: &RedisHandles, sweep: &str) -> Result<usize, Status
         })
         .collect();
     s.queue.push_new(&entries).await.map_err(queue_status)
-}
-
-#[tonic::async_trait]
-impl Workers for WorkersService {
-    async fn register(
-        &self,
-        request: Request<pb::RegisterRequest>,
-    ) -> Result<Response<pb::RegisterResponse>, Status> {
-        let s = &self.0;
-        let req = request.into_inner();
-        // A worker the coordinator forgot registers again under its old name, so the entries it
-        // holds in the queue stay its own.
-        let id = if req.worker_id.is_empty() {
-            format!("{}-{}-{:04x}", req.host, req.pid, rand::random::<u16>())
-        } else {
-            req.worker_id.clone()
-        };
-        let now = now_ms();
-        s.put_worker(
-            &id,
-            &WorkerRecord {
-                host: req.host,
-                pid: req.pid,
-                capacity: req.capacity,
-                in_flight: 0,
-                games_done: 0,
-                metrics_addr: req.metrics_addr,
-                registered_ms: now,
-                last_ms: now,
-                models: req.models.iter().map(declared::from_proto).collect(),
-            },
-        )
-        .await?;
-        tracing::info!(worker = %id, capacity = req.capacity, "worker registered");
-        Ok(Response::new(pb::RegisterResponse {
-            worker_id: id,
-            stream: s.queue.stream().to_string(),
-            group: "workers".into(),
-            heartbeat_ms: s.heartbeat.as_millis() as u64,
-            claim_idle_ms: s.claim_idle.as_millis() as u64,
-            namespace: s.namespace.clone(),
-        }))
-    }
-
-    async fn heartbeat(
-        &self,
-        request: Request<pb::HeartbeatRequest>,
-    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
-        let s = &self.0;
-        let req = request.into_inner();
-        let Some(mut r) = s.worker(&req.worker_id).await? else {
-            return Ok(Response::new(pb::HeartbeatResponse {
-                cancelled_sweeps: Vec::new(),
-                known: false,
-            }));
-        };
-        r.in_flight = req.in_flight;
-        r.games_done = req.games_done;
-        r.last_ms = now_ms();
-        s.put_worker(&req.worker_id, &r).await?;
-        let cancelled_sweeps = s.cancelled.read().map(|c| c.clone()).unwrap_or_default();
-        Ok(Response::new(pb::HeartbeatResponse {
-            cancelled_sweeps,
-            known: true,
-        }))
-    }
-
-    async fn report(
-        &self,
-        request: Request<pb::ReportRequest>,
-    ) -> Result<Response<pb::ReportResponse>, Status> {
-        let req = request.into_inner();
-        for e in req.events {
-            tracing::info!(
-                worker = %req.worker_id,
-                sweep = %e.sweep_id,
-                game = %e.game_id,
-                kind = %e.kind,
-                reason = %e.reason,
-                stage = %e.stage,
-                "game event"
-            );
-        }
-        Ok(Response::new(pb::ReportResponse {}))
-    }
 }
 
 /// One pass of the coordinator's loop (see the module documentation).
