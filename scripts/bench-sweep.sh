@@ -5,17 +5,25 @@
 # (/proc/PID/status), both processes' CPU time (/proc/PID/stat), the mock's /stats and the sweep's
 # games in flight (its Prometheus endpoint), and prints one summary line per target.
 #
+# The mock answers with `--replies cheap` unless told otherwise: replies valid for every shape the
+# games ask, without tokenizing or reading the prompt (docs/mock-llm.md), so that the CPU measured is
+# sleuth's, not the simulated model's (issue 32). `--mock-replies simulated` measures against the
+# simulated model as before; the CPU line shows each process's share either way.
+#
 #   scripts/bench-sweep.sh throughput        # target 1 (and 3 with the hashing embedder): 5,000 games in flight
 #   scripts/bench-sweep.sh memory1536        # target 3 with 1,536-dim embeddings from the mock
 #   scripts/bench-sweep.sh huge              # target 2: 20,000 games in flight, run to the end
 #   scripts/bench-sweep.sh rounds            # target 5: rounds 1..5, live calls with and without the cache
 #   scripts/bench-sweep.sh all               # all four, in that order
+#   scripts/bench-sweep.sh --mock-replies simulated throughput --mock-replies cheap throughput
+#                                            # the mock's own cost: the same scenario in both modes
 #
 # Options (defaults in brackets) apply to the scenarios after them on the command line:
 #   --games N            games in flight [throughput/memory1536: 5000, huge: 20000, rounds: 20 seeds]
 #   --latency-ms L       the mock's latency [1000; huge: 20]
 #   --max-concurrency C  the mock's concurrency limit, also the sweep's max_concurrency for the model
 #                        [throughput: 300; memory1536: 300; huge: 400]
+#   --mock-replies MODE  how the mock answers: cheap or simulated [cheap]
 #   --script FILE        the script every game plays [examples/orchard-press.toml]
 #   --warmup S           seconds after every game has started before the window opens [30]
 #   --window S           the steady window measured [120]
@@ -30,18 +38,25 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
-usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+# The header comment above, without its `#`s.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit "${1:-0}"; }
 
 scenarios=()
-games="" latency="" conc="" script="examples/orchard-press.toml" warmup=30 window=120
+games="" latency="" conc="" replies=cheap script="examples/orchard-press.toml" warmup=30 window=120
 finish=0 keep=0
 while [[ $# -gt 0 ]]; do
     case $1 in
-        throughput | memory1536 | huge | rounds) scenarios+=("$1|$games|$latency|$conc") ;;
-        all) for s in throughput memory1536 huge rounds; do scenarios+=("$s|$games|$latency|$conc"); done ;;
+        throughput | memory1536 | huge | rounds) scenarios+=("$1|$games|$latency|$conc|$replies") ;;
+        all) for s in throughput memory1536 huge rounds; do scenarios+=("$s|$games|$latency|$conc|$replies"); done ;;
         --games) games=$2; shift ;;
         --latency-ms) latency=$2; shift ;;
         --max-concurrency) conc=$2; shift ;;
+        --mock-replies)
+            case $2 in
+                cheap | simulated) replies=$2 ;;
+                *) echo "bench-sweep: --mock-replies is cheap or simulated, not '$2'" >&2; usage 2 ;;
+            esac
+            shift ;;
         --script) script=$2; shift ;;
         --warmup) warmup=$2; shift ;;
         --window) window=$2; shift ;;
@@ -87,11 +102,11 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_mock NAME LATENCY_MS [MAX_CONCURRENCY] [EMBEDDING_DIMS] — sets MOCK_PID and MOCK_URL.
+# start_mock NAME LATENCY_MS REPLIES [MAX_CONCURRENCY] [EMBEDDING_DIMS] — sets MOCK_PID and MOCK_URL.
 start_mock() {
-    local name=$1 lat=$2 c=${3:-} dims=${4:-256} args=()
+    local name=$1 lat=$2 replies=$3 c=${4:-} dims=${5:-256} args=()
     [[ -n $c ]] && args+=(--max-concurrency "$c")
-    "$BIN" mock-llm --listen 127.0.0.1:0 --latency-ms "$lat" --embedding-dims "$dims" "${args[@]}" \
+    "$BIN" mock-llm --listen 127.0.0.1:0 --latency-ms "$lat" --replies "$replies" --embedding-dims "$dims" "${args[@]}" \
         >"$WORK/$name.mock.out" 2>"$WORK/$name.mock.err" &
     MOCK_PID=$!
     pids+=("$MOCK_PID")
@@ -103,6 +118,14 @@ start_mock() {
     echo "bench-sweep: the mock did not start:" >&2
     cat "$WORK/$name.mock.err" >&2
     exit 1
+}
+
+# stem KIND — the name of a scenario's files and summary lines: KIND the first time, KIND-2, KIND-3
+# when it is run again (e.g. once per --mock-replies), so that no run reuses another's directory.
+declare -A runs=()
+stem() {
+    runs[$1]=$((${runs[$1]:-0} + 1))
+    if [[ ${runs[$1]} = 1 ]]; then STEM=$1; else STEM=$1-${runs[$1]}; fi
 }
 
 stop_pid() {
@@ -205,41 +228,46 @@ summarise() {
             printf "%s: window %.0f s, games in flight %d..%d (peak %d)\n", name, dt, minf, n, peak
             printf "%s: requests/s %.1f vs C/L = %d/%.3f s = %.1f -> %.1f%% (target >= 95%%)\n", name, rate, c, lat / 1000, want, 100 * rate / want
             printf "%s: RSS per game in flight %.1f KiB (mean over the window; VmHWM %.0f MiB / peak %d = %.1f KiB)\n", name, sum / k, maxhwm / 1024, peak, maxhwm / peak
-            printf "%s: CPU %.2f cores (sweep %.2f, mock %.2f), %.2f ms per request\n", name, cpu / dt, (cs[b] - cs[a]) / ticks / dt, (cm[b] - cm[a]) / ticks / dt, 1000 * cpu / (ok[b] - ok[a])
+            req = ok[b] - ok[a]
+            printf "%s: CPU %.2f cores (sweep %.2f, mock %.2f), %.2f ms per request (sweep %.2f, mock %.2f)\n", name, cpu / dt, (cs[b] - cs[a]) / ticks / dt, (cm[b] - cm[a]) / ticks / dt, 1000 * cpu / req, 1000 * (cs[b] - cs[a]) / ticks / req, 1000 * (cm[b] - cm[a]) / ticks / req
         }' "$WORK/$name.samples"
 }
 
 scenario_load() {
-    local kind=$1 n=${2:-5000} lat=${3:-1000} c=${4:-300} dims=256 extra=""
+    local kind=$1 n=${2:-5000} lat=${3:-1000} c=${4:-300} replies=${5:-cheap} dims=256 extra="" name
     if [[ $kind = memory1536 ]]; then
         dims=1536
         extra='embedder = "mock"'
     fi
+    stem "$kind"
+    name=$STEM
     echo
-    echo "== $kind: $n games of $(basename "$script") in flight against mock-llm --latency-ms $lat --max-concurrency $c${extra:+ (embeddings: $dims dims from the mock)}"
-    start_mock "$kind" "$lat" "$c" "$dims"
+    echo "== $name: $n games of $(basename "$script") in flight against mock-llm --latency-ms $lat --max-concurrency $c --replies $replies${extra:+ (embeddings: $dims dims from the mock)}"
+    start_mock "$name" "$lat" "$replies" "$c" "$dims"
     MODEL_CONC=$c
-    write_sweep "$kind" "$n" "$n" "$extra"
-    run_sweep "$kind" "$n" "$((1 - finish))"
+    write_sweep "$name" "$n" "$n" "$extra"
+    run_sweep "$name" "$n" "$((1 - finish))"
     stop_pid "$MOCK_PID"
-    tail -n 3 "$WORK/$kind.out" | sed "s/^/$kind: /"
-    summarise "$kind" "$n" "$lat" "$c"
+    tail -n 3 "$WORK/$name.out" | sed "s/^/$name: /"
+    summarise "$name" "$n" "$lat" "$c"
 }
 
 scenario_huge() {
-    local n=${1:-20000} lat=${2:-20} c=${3:-400}
+    local n=${1:-20000} lat=${2:-20} c=${3:-400} replies=${4:-cheap} name
+    stem huge
+    name=$STEM
     echo
-    echo "== huge: $n games of $(basename "$script") in flight against mock-llm --latency-ms $lat --max-concurrency $c, to the end"
-    start_mock huge "$lat" "$c"
+    echo "== $name: $n games of $(basename "$script") in flight against mock-llm --latency-ms $lat --max-concurrency $c --replies $replies, to the end"
+    start_mock "$name" "$lat" "$replies" "$c"
     MODEL_CONC=$c
-    write_sweep huge "$n" "$n"
-    run_sweep huge "$n" 0
+    write_sweep "$name" "$n" "$n"
+    run_sweep "$name" "$n" 0
     stop_pid "$MOCK_PID"
-    tail -n 3 "$WORK/huge.out" | sed 's/^/huge: /'
-    awk -v n="$n" -v wall="$SWEEP_WALL" '
+    tail -n 3 "$WORK/$name.out" | sed "s/^/$name: /"
+    awk -v n="$n" -v wall="$SWEEP_WALL" -v name="$name" '
         { if ($2 > peak) peak = $2; if ($5 > hwm) hwm = $5; last = $3 }
-        END { printf "huge: wall %.0f s, peak games in flight %d of %d, %d requests (%.0f/s), VmHWM %.0f MiB (%.1f KiB per game at the peak)\n",
-              wall, peak, n, last, last / wall, hwm / 1024, hwm / (peak ? peak : 1) }' "$WORK/huge.samples"
+        END { printf "%s: wall %.0f s, peak games in flight %d of %d, %d requests (%.0f/s), VmHWM %.0f MiB (%.1f KiB per game at the peak)\n",
+              name, wall, peak, n, last, last / wall, hwm / 1024, hwm / (peak ? peak : 1) }' "$WORK/$name.samples"
 }
 
 scenario_rounds() {
@@ -277,10 +305,10 @@ EOF
 }
 
 for s in "${scenarios[@]}"; do
-    IFS='|' read -r kind g l c <<<"$s"
+    IFS='|' read -r kind g l c r <<<"$s"
     case $kind in
-        throughput | memory1536) scenario_load "$kind" "${g:-5000}" "${l:-1000}" "${c:-300}" ;;
-        huge) scenario_huge "${g:-20000}" "${l:-20}" "${c:-400}" ;;
+        throughput | memory1536) scenario_load "$kind" "${g:-5000}" "${l:-1000}" "${c:-300}" "$r" ;;
+        huge) scenario_huge "${g:-20000}" "${l:-20}" "${c:-400}" "$r" ;;
         rounds) scenario_rounds "${g:-20}" ;;
     esac
 done

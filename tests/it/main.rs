@@ -41,6 +41,7 @@ mod layers;
 mod ledger_outage;
 mod metrics;
 mod mirage;
+mod mock_cheap;
 mod parallel;
 mod player;
 mod prompt_cache;

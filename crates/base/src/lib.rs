@@ -12,6 +12,8 @@
 //! - [`redact`]: credentials taken out of URLs before they are written down;
 //! - [`http`]: the one accept loop the viewer and the mock serve HTTP with, with its timeouts and
 //!   connection bound;
+//! - [`memo`]: the bounded process-wide memo by content hash that texts seen with every call are
+//!   analysed once in;
 //! - [`telemetry`]: every metric name and the Prometheus exporter.
 
 pub mod backoff;
@@ -19,6 +21,7 @@ pub mod clock;
 pub mod cpu;
 pub mod fs;
 pub mod http;
+pub mod memo;
 pub mod redact;
 pub mod shutdown;
 pub mod telemetry;

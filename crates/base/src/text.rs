@@ -5,9 +5,12 @@
 //! sentence the simulated model finds relevant is also one the memory index ranks high and the judge
 //! counts as overlapping.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
+
+mod bm25;
+pub use bm25::{Bm25, Postings};
 
 /// Words too common to say anything about relevance. Kept short on purpose: over-eager stop lists
 /// throw away words like "who" and "when" that questions depend on for the judge. A `match` rather
@@ -110,6 +113,9 @@ pub fn terms(text: &str) -> Vec<String> {
                 out.push(format!("{p}{c}"));
             }
             cjk_prev = Some(c);
+        } else if c.is_ascii_alphanumeric() {
+            cjk_prev = None;
+            word.push(c.to_ascii_lowercase());
         } else if c.is_alphanumeric() {
             cjk_prev = None;
             word.extend(c.to_lowercase());
@@ -183,10 +189,13 @@ fn push_sentence(cur: &mut String, out: &mut Vec<String>) {
     cur.clear();
 }
 
+/// Term frequencies of a piece of text, in term order ([`term_counts`]).
+pub type TermCounts = BTreeMap<String, u32>;
+
 /// Term frequencies of a piece of text, in term order. Ordered on purpose: scores are float sums over
 /// these terms, and a hash map's per-process iteration order would make them differ in the last bit
 /// between runs, flipping ties and breaking replay.
-pub fn term_counts(text: &str) -> BTreeMap<String, u32> {
+pub fn term_counts(text: &str) -> TermCounts {
     let mut m = BTreeMap::new();
     for t in terms(text) {
         *m.entry(t).or_insert(0) += 1;
@@ -247,103 +256,6 @@ pub fn token_recall(candidate: &str, reference: &str) -> f64 {
         .map(|(t, n)| (*n).min(*c.get(t).unwrap_or(&0)))
         .sum();
     common as f64 / nr as f64
-}
-
-/// Okapi BM25 over a fixed set of passages. Built once per request by the simulated model; small enough
-/// (a few hundred sentences) that building it costs less than the request's JSON parsing.
-pub struct Bm25 {
-    docs: Vec<BTreeMap<String, u32>>,
-    lens: Vec<f64>,
-    avg_len: f64,
-    df: HashMap<String, u32>,
-}
-
-impl Bm25 {
-    const K1: f64 = 1.2;
-    const B: f64 = 0.75;
-
-    /// Indexes the passages in order; scores come back in the same order.
-    pub fn new<S: AsRef<str>>(passages: &[S]) -> Self {
-        let docs: Vec<BTreeMap<String, u32>> =
-            passages.iter().map(|p| term_counts(p.as_ref())).collect();
-        let lens: Vec<f64> = docs
-            .iter()
-            .map(|d| d.values().sum::<u32>() as f64)
-            .collect();
-        let avg_len = if lens.is_empty() {
-            1.0
-        } else {
-            (lens.iter().sum::<f64>() / lens.len() as f64).max(1.0)
-        };
-        let mut df = HashMap::new();
-        for d in &docs {
-            for t in d.keys() {
-                *df.entry(t.clone()).or_insert(0) += 1;
-            }
-        }
-        Bm25 {
-            docs,
-            lens,
-            avg_len,
-            df,
-        }
-    }
-
-    /// Number of indexed passages.
-    pub fn len(&self) -> usize {
-        self.docs.len()
-    }
-
-    /// True when nothing was indexed.
-    pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
-    }
-
-    fn idf(&self, term: &str) -> f64 {
-        let n = self.docs.len() as f64;
-        let df = *self.df.get(term).unwrap_or(&0) as f64;
-        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-    }
-
-    /// BM25 score of every passage for the query.
-    pub fn scores(&self, query: &str) -> Vec<f64> {
-        let q = term_counts(query);
-        self.docs
-            .iter()
-            .zip(&self.lens)
-            .map(|(d, len)| {
-                q.keys()
-                    .map(|t| {
-                        let f = *d.get(t).unwrap_or(&0) as f64;
-                        if f == 0.0 {
-                            return 0.0;
-                        }
-                        let norm = Self::K1 * (1.0 - Self::B + Self::B * len / self.avg_len);
-                        self.idf(t) * f * (Self::K1 + 1.0) / (f + norm)
-                    })
-                    .sum()
-            })
-            .collect()
-    }
-
-    /// The share of the query's IDF mass that the passage covers, in [0, 1]: how completely the passage
-    /// speaks to the query, independent of passage length. Drives yes/no and numeric answers.
-    pub fn coverage(&self, query: &str, passage: usize) -> f64 {
-        let q = term_counts(query);
-        let total: f64 = q.keys().map(|t| self.idf(t)).sum();
-        if total <= 0.0 {
-            return 0.0;
-        }
-        let Some(d) = self.docs.get(passage) else {
-            return 0.0;
-        };
-        let hit: f64 = q
-            .keys()
-            .filter(|t| d.contains_key(*t))
-            .map(|t| self.idf(t))
-            .sum();
-        hit / total
-    }
 }
 
 /// Dimensions of [`hashed_vector`]s unless a caller asks for others. 256 keeps a 4-player game's memory
@@ -431,18 +343,5 @@ mod tests {
         );
         assert!((window_f1("I saw Ada near the decanter", "Ada and Ben") - 0.5).abs() < 1e-9);
         assert_eq!(window_f1("I was asleep", "a lantern"), 0.0);
-    }
-
-    #[test]
-    fn bm25_ranks_the_matching_passage_first() {
-        let b = Bm25::new(&[
-            "The cook baked bread.",
-            "The gardener found the poison bottle.",
-            "Rain fell.",
-        ]);
-        let s = b.scores("Who found the poison?");
-        assert!(s[1] > s[0] && s[1] > s[2]);
-        assert!(b.coverage("poison bottle", 1) > 0.99);
-        assert_eq!(b.coverage("poison bottle", 2), 0.0);
     }
 }

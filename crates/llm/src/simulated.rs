@@ -40,7 +40,9 @@ pub use super::sections::{
 };
 use sleuth_base::text::{self, Bm25};
 
+mod read;
 mod skill;
+use read::{Prompt, Sentence};
 pub use skill::skill;
 use skill::Lapses;
 
@@ -50,60 +52,9 @@ pub const MODEL: &str = "sim-1";
 /// Share of the best sentence's score a sentence needs to be quoted at all.
 const RELEVANCE_CUTOFF: f64 = 0.35;
 
-const HIDDEN_MARKERS: &[&str] = &[
-    "do not reveal",
-    "never reveal",
-    "keep secret",
-    "不可透露",
-    "不要透露",
-    "保密",
-];
-const INSTRUCTION_MARKERS: &[&str] = &[
-    "rules",
-    "instructions",
-    "format",
-    "规则",
-    "要求",
-    "格式",
-    "说明",
-];
-
-/// A context sentence and whether the model may quote it.
-struct Sentence {
-    /// The sentence as scored, attribution labels included ("[Ada answered Ben] …" helps find what Ada said).
-    text: String,
-    /// What the model says when it quotes the sentence: list bullets and a leading `[label]` removed.
-    quote: String,
-    quotable: bool,
-}
-
 /// A quoted sentence must add at least two terms the query lacks, or this share of its terms: a sentence
 /// made of the question's own words restates the question instead of answering it.
 const MIN_NOVELTY: f64 = 0.35;
-
-/// Strips a list bullet ("- ", "* ", "3. ") and a leading bracketed attribution from a sentence.
-fn quote_form(s: &str) -> String {
-    let mut t = s.trim_start();
-    for bullet in ["- ", "* ", "• "] {
-        if let Some(r) = t.strip_prefix(bullet) {
-            t = r.trim_start();
-        }
-    }
-    if let Some(r) = t.strip_prefix('[') {
-        if let Some((_, rest)) = r.split_once(']') {
-            t = rest.trim_start();
-        }
-    }
-    t.to_string()
-}
-
-/// A request taken apart: what is asked, what it may be answered from.
-struct Prompt {
-    query: String,
-    sentences: Vec<Sentence>,
-    option_texts: Vec<(String, String)>,
-    chinese: bool,
-}
 
 /// Answers one request. Pure: the same request (including its sample index) gives the same response.
 pub fn respond(req: &ChatRequest) -> ChatResponse {
@@ -119,16 +70,9 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
     let prompt = Prompt::parse(read);
     let seed = request_seed(req);
     let mut rng = ChaCha8Rng::from_seed(seed);
-    let index = Bm25::new(
-        &prompt
-            .sentences
-            .iter()
-            .map(|s| s.text.as_str())
-            .collect::<Vec<_>>(),
-    );
     let mut ctx = Ctx {
         prompt: &prompt,
-        index: &index,
+        index: &prompt.index,
         rng: &mut rng,
         temperature: req.temperature.max(0.0) as f64,
         logprobs: Vec::new(),
@@ -214,132 +158,6 @@ fn request_seed(req: &ChatRequest) -> [u8; 32] {
     h.finalize().into()
 }
 
-impl Prompt {
-    fn parse(req: &ChatRequest) -> Prompt {
-        let last_user = req.messages.iter().rposition(|m| m.role == ChatRole::User);
-        let mut sentences = Vec::new();
-        let mut query = String::new();
-        let mut all_text = String::new();
-        for (i, m) in req.messages.iter().enumerate() {
-            all_text.push_str(&m.content);
-            let body = if Some(i) == last_user {
-                let paragraphs: Vec<&str> = m
-                    .content
-                    .split("\n\n")
-                    .filter(|p| !p.trim().is_empty())
-                    .collect();
-                let (q, rest) = paragraphs
-                    .split_last()
-                    .map(|(q, r)| (*q, r.join("\n\n")))
-                    .unwrap_or(("", String::new()));
-                query = strip_label(q.trim()).to_string();
-                rest
-            } else {
-                m.content.clone()
-            };
-            // An unheaded system preamble is the persona and task description: instructions, not facts.
-            let preamble_is_instructions = m.role == ChatRole::System;
-            collect_sections(&body, preamble_is_instructions, &mut sentences);
-        }
-        // Drop repeated sentences (a memory record may repeat the agent's own script): one voice each.
-        // A hidden copy wins over a quotable one, so a secret stays secret even if repeated elsewhere.
-        sentences.retain(|s: &Sentence| !s.quote.is_empty() && s.quote != query);
-        let hidden: std::collections::HashSet<String> = sentences
-            .iter()
-            .filter(|s| !s.quotable)
-            .map(|s| s.quote.clone())
-            .collect();
-        let mut seen = std::collections::HashSet::new();
-        sentences.retain(|s: &Sentence| {
-            (s.quotable || hidden.contains(&s.quote)) && seen.insert(s.quote.clone())
-        });
-        for s in sentences.iter_mut() {
-            if hidden.contains(&s.quote) {
-                s.quotable = false;
-            }
-        }
-        let option_texts = option_lines(&all_text);
-        let chinese = all_text.chars().filter(|c| text::is_cjk(*c)).count() * 4
-            > all_text.chars().filter(|c| c.is_alphabetic()).count();
-        Prompt {
-            query,
-            sentences,
-            option_texts,
-            chinese,
-        }
-    }
-}
-
-/// "Question: Who …" → "Who …": labels carry no content and would dilute coverage.
-fn strip_label(q: &str) -> &str {
-    for sep in [':', '：'] {
-        if let Some((label, rest)) = q.split_once(sep) {
-            if label.chars().count() <= 20
-                && !label.trim().is_empty()
-                && !label.contains(char::is_numeric)
-                && !rest.trim().is_empty()
-            {
-                return rest.trim();
-            }
-        }
-    }
-    q
-}
-
-fn collect_sections(body: &str, preamble_is_instructions: bool, out: &mut Vec<Sentence>) {
-    let mut header: Option<String> = None;
-    let mut buf = String::new();
-    let flush = |header: &Option<String>, buf: &mut String, out: &mut Vec<Sentence>| {
-        let (skip, quotable) = match header {
-            None => (preamble_is_instructions, true),
-            Some(h) => {
-                let h = h.to_lowercase();
-                (
-                    INSTRUCTION_MARKERS.iter().any(|m| h.contains(m)),
-                    !HIDDEN_MARKERS.iter().any(|m| h.contains(m)),
-                )
-            }
-        };
-        if !skip {
-            out.extend(text::sentences(buf).into_iter().map(|t| Sentence {
-                quote: quote_form(&t),
-                text: t,
-                quotable,
-            }));
-        }
-        buf.clear();
-    };
-    for line in body.lines() {
-        if line.trim_start().starts_with('#') {
-            flush(&header, &mut buf, out);
-            header = Some(line.trim_start().trim_start_matches('#').trim().to_string());
-        } else {
-            buf.push_str(line);
-            buf.push('\n');
-        }
-    }
-    flush(&header, &mut buf, out);
-}
-
-/// Lines like "A. text", "(B) text", "C) text", "D：text" → (letter, text), for option-letter enums.
-fn option_lines(all: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for line in all.lines() {
-        let l = line.trim().trim_start_matches('(').trim_start_matches('（');
-        let mut chars = l.chars();
-        let (Some(letter), Some(sep)) = (chars.next(), chars.next()) else {
-            continue;
-        };
-        if letter.is_ascii_uppercase() && matches!(sep, '.' | ')' | '）' | '：' | ':' | '、') {
-            let rest: String = chars.collect();
-            if !rest.trim().is_empty() {
-                out.push((letter.to_string(), rest.trim().to_string()));
-            }
-        }
-    }
-    out
-}
-
 struct Ctx<'a> {
     prompt: &'a Prompt,
     index: &'a Bm25,
@@ -375,13 +193,19 @@ impl Ctx<'_> {
         let query_terms: std::collections::HashSet<String> =
             text::terms(query).into_iter().collect();
         let novel = |s: &Sentence| {
-            let t = text::terms(&s.quote);
-            let new = t.iter().filter(|x| !query_terms.contains(*x)).count();
-            new >= 2 || (!t.is_empty() && new as f64 / t.len() as f64 >= MIN_NOVELTY)
+            let t = &s.read.quote_counts;
+            let len: u32 = t.values().sum();
+            let new: u32 = t
+                .iter()
+                .filter(|(x, _)| !query_terms.contains(*x))
+                .map(|(_, n)| n)
+                .sum();
+            new >= 2 || (len > 0 && f64::from(new) / f64::from(len) >= MIN_NOVELTY)
         };
         let mut scores = self.index.scores(query);
         for (i, s) in self.prompt.sentences.iter().enumerate() {
-            if !s.quotable || !novel(s) {
+            // Novelty only matters for a sentence that scored: most score nothing.
+            if scores[i] != 0.0 && (!s.quotable || !novel(s)) {
                 scores[i] = 0.0;
             }
         }
@@ -419,7 +243,7 @@ impl Ctx<'_> {
         let mut out = String::new();
         let mut used = 0;
         for i in ranked {
-            let s = &self.prompt.sentences[i].quote;
+            let s = &self.prompt.sentences[i].read.quote;
             let n = tokens::count(s);
             if used == 0 && n > budget {
                 return tokens::truncate(s, budget);
@@ -460,9 +284,7 @@ impl Ctx<'_> {
 
     /// How completely the best sentence (quotable or not) covers the query, in [0, 1].
     fn strength(&self, query: &str) -> f64 {
-        (0..self.index.len())
-            .map(|i| self.index.coverage(query, i))
-            .fold(0.0, f64::max)
+        self.index.max_coverage(query)
     }
 
     fn fill(&mut self, schema: &Value, field: &str, item: usize, cond: &mut String) -> Value {
@@ -572,7 +394,7 @@ impl Ctx<'_> {
                     self.ranked(&query)
                 };
                 let text = match ranked.get(item).or(ranked.first()) {
-                    Some(&i) => self.prompt.sentences[i].quote.clone(),
+                    Some(&i) => self.prompt.sentences[i].read.quote.clone(),
                     None => self.dont_know(),
                 };
                 match schema.get("maxLength").and_then(|v| v.as_u64()) {
@@ -608,10 +430,9 @@ impl Ctx<'_> {
             let terms = text::terms(&text);
             let mut score = 0.0;
             if !terms.is_empty() {
-                for (i, s) in self.prompt.sentences.iter().enumerate() {
-                    let st = text::terms(&s.text);
-                    let hit =
-                        terms.iter().filter(|t| st.contains(t)).count() as f64 / terms.len() as f64;
+                let matches = self.index.matches(&terms);
+                for (i, m) in matches.iter().enumerate() {
+                    let hit = f64::from(*m) / terms.len() as f64;
                     score += hit * (rel[i] / max + 0.05);
                 }
             }

@@ -66,6 +66,12 @@ pub struct MockArgs {
     /// Batch API: the first N batches expire with half their lines answered.
     #[arg(long, default_value_t = 0)]
     pub batch_expire_first: u64,
+    /// How chat completions are answered: `simulated` (the simulated model, reading the prompt) or
+    /// `cheap` (valid for the reply shape asked, without reading or tokenizing the prompt; usage and
+    /// --context-window estimated as bytes / 4 — for load benchmarks, where the mock's CPU must not
+    /// count).
+    #[arg(long, default_value = "simulated", value_parser = str::parse::<crate::Replies>)]
+    pub replies: crate::Replies,
 }
 
 /// Serves until ctrl-c.
@@ -96,6 +102,7 @@ async fn serve(a: MockArgs, shutdown: Shutdown) -> Result<()> {
         batch_failure_rate: a.batch_failure_rate,
         batch_expire_first: a.batch_expire_first,
         max_stored_bytes: crate::MockConfig::default().max_stored_bytes,
+        replies: a.replies,
     };
     let models = config.models.clone();
     let server = crate::MockServer::start(a.listen, config).await?;

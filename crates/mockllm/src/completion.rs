@@ -1,5 +1,5 @@
-//! What the simulated model answers to a chat completion request body: the same for a live request
-//! (`routes.rs`) and a batch line (`batches.rs`).
+//! What the model — the simulated one, or the cheap replies of `--replies cheap` — answers to a chat
+//! completion request body: the same for a live request (`routes.rs`) and a batch line (`batches.rs`).
 
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -9,31 +9,54 @@ use serde_json::{json, Value};
 use super::dialect;
 use super::error::ApiError;
 use super::request::{check_model, parse_chat_request, ParsedChat};
-use super::MockState;
+use super::{cheap, MockState, Replies};
 use sleuth_llm::{simulated, tokens, TokenLogprob, TokenUsage};
 
-/// The simulated model's `chat.completion` for a request body, and its usage: what a live request
-/// and a batch line are both answered with.
+/// The model's `chat.completion` for a request body, and its usage: what a live request and a batch
+/// line are both answered with. The model is the simulated one, or with `--replies cheap` the cheap
+/// replies of `cheap.rs`, which neither tokenize nor read the prompt (their usage and the context
+/// window are estimated from bytes).
 pub(super) fn complete(shared: &MockState, body: &[u8]) -> Result<(Value, TokenUsage), ApiError> {
     let ParsedChat { req, limit } = parse_chat_request(body, shared.config.dialect)
         .and_then(|p| check_model(&shared.config.models, &p.req.model).map(|()| p))
         .inspect_err(|_| shared.count_refused())?;
-    shared.check_context(&req, limit)?;
+    let cheap = shared.config.replies == Replies::Cheap;
+    // A cheap mock with a window still tokenizes nothing: its prompt size is the bytes estimate.
+    let count: fn(&[sleuth_llm::Message]) -> u64 = if cheap {
+        cheap::estimate_messages
+    } else {
+        tokens::count_messages
+    };
+    shared.check_context(&req, limit, count)?;
 
     // The simulated model is pure CPU work of well under a millisecond for sleuth's prompts: cheap
     // enough to run on the async worker instead of paying a hop to the blocking pool.
-    let resp = simulated::respond(&req);
+    let resp = if cheap {
+        cheap::respond(&req)
+    } else {
+        simulated::respond(&req)
+    };
     let resp = shared.malformed(&req).unwrap_or(resp);
     let resp = match limit {
         Some(_) => resp,
         None => dialect::run_on(&req, resp),
     };
-    // The simulated model always reports usage; count locally if that ever changes.
-    let usage = resp.usage.unwrap_or_else(|| TokenUsage {
-        prompt_tokens: tokens::count_messages(&req.messages),
-        completion_tokens: tokens::count(&resp.content),
-        cached_tokens: 0,
-    });
+    // Cheap replies are estimated here, after the faults and the dialect changed the content (a
+    // malformed reply's usage, counted by the tokenizer, is replaced too). The simulated model always
+    // reports usage; count locally if that ever changes.
+    let usage = match resp.usage {
+        _ if cheap => TokenUsage {
+            prompt_tokens: cheap::estimate_messages(&req.messages),
+            completion_tokens: cheap::estimate(&resp.content),
+            cached_tokens: 0,
+        },
+        Some(u) => u,
+        None => TokenUsage {
+            prompt_tokens: tokens::count_messages(&req.messages),
+            completion_tokens: tokens::count(&resp.content),
+            cached_tokens: 0,
+        },
+    };
     let logprobs = resp.logprobs.as_deref().map(|lps| {
         json!({
             "content": lps.iter().map(token_logprob_json).collect::<Vec<_>>(),

@@ -185,16 +185,18 @@ pub(super) fn run_on(req: &ChatRequest, mut resp: ChatResponse) -> ChatResponse 
 impl MockState {
     /// The context window: a request whose prompt and completion limit do not fit is refused with
     /// HTTP 400 and OpenAI's `context_length_exceeded` message (llama-cpp-python answers the same).
-    /// Counted as refused.
+    /// Counted as refused. `count` gives the prompt's tokens (the tokenizer's count, or the cheap
+    /// replies' estimate from bytes).
     pub(super) fn check_context(
         &self,
         req: &ChatRequest,
         limit: Option<u32>,
+        count: fn(&[Message]) -> u64,
     ) -> Result<(), ApiError> {
         let Some(window) = self.config.context_window else {
             return Ok(());
         };
-        let prompt = tokens::count_messages(&req.messages);
+        let prompt = count(&req.messages);
         let completion = u64::from(limit.unwrap_or(0));
         self.counters
             .max_request_tokens

@@ -51,6 +51,7 @@
 //! `stats` the totals and `error` OpenAI's error answers.
 
 mod batches;
+mod cheap;
 /// `sleuth mock-llm`: its flags and the command.
 pub mod cli;
 mod completion;
@@ -74,6 +75,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, Semaphore};
 use tokio::task::JoinHandle;
 
+pub use cheap::{Replies, UnknownReplies};
 pub use dialect::{Dialect, UNBOUNDED_REPLY_TOKENS};
 use sleuth_llm::simulated;
 use stats::Counters;
@@ -122,6 +124,11 @@ pub struct MockConfig {
     pub batch_expire_first: u64,
     /// The most bytes of files held at once; an upload past it gets a 413 (`batches.rs`).
     pub max_stored_bytes: usize,
+    /// How chat completions (live and batch lines) are answered: by the simulated model (the
+    /// default: answers read from the prompt, identical to the in-process provider's), or `Cheap`ly —
+    /// valid for the reply shape asked, with estimated usage, without tokenizing or reading the
+    /// prompt — so that a load benchmark measures sleuth rather than the mock (`cheap.rs`).
+    pub replies: Replies,
 }
 
 /// The most dimensions an embedding may have: OpenAI's largest model returns 3,072, and a bound
@@ -173,6 +180,7 @@ impl Default for MockConfig {
             batch_failure_rate: 0.0,
             batch_expire_first: 0,
             max_stored_bytes: batches::MAX_STORED_BYTES,
+            replies: Replies::default(),
         }
     }
 }
