@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs sleuth's benchmarks (release build): memory retrieval first, then the gateway and whole games,
-# then the gateway with every sweep layer on. Extra arguments go to cargo bench, e.g.
-# `scripts/bench.sh -- --quick` or `scripts/bench.sh -- --warm-up-time 1 --measurement-time 3`.
+# then the gateway with every sweep layer on (a two-line prompt, then prompts of 1k, 8k and 32k
+# tokens). Extra arguments go to cargo bench, e.g. `scripts/bench.sh -- --quick` or
+# `scripts/bench.sh -- --warm-up-time 1 --measurement-time 3`.
 # See docs/benchmarks.md.
 #
 # `scripts/bench.sh --sweep [SCENARIO...] [OPTIONS]` runs the sweep load benchmarks instead
@@ -22,6 +23,8 @@ echo "== cargo bench --bench game $*"
 cargo bench --bench game "$@"
 echo "== cargo bench --bench gateway $*"
 cargo bench --bench gateway "$@"
+echo "== cargo bench --bench gateway_prompt $*"
+cargo bench --bench gateway_prompt "$@"
 
 echo
 target_dir="${CARGO_TARGET_DIR:-target}"

@@ -15,6 +15,15 @@
 //! window, leaving room for the difference, while the refusal applies only to a prompt that passes the
 //! whole window even by cl100k's count: a shortened prompt between the two is sent, and a server that
 //! still finds it too long answers with a context-length error, which is final.
+//!
+//! **Per call, work in the marked parts only.** Every call's prompt is checked here, and a character's
+//! script, unmarked, makes most of it: such a message is neither parsed nor rebuilt, and a long text's
+//! count is kept by its content hash ([`prompt_tokens`]), so that the check of a 32k-token prompt
+//! costs one hash of the script rather than a copy and a token-memo lookup per kilobyte (issue 32).
+
+use std::sync::LazyLock;
+
+use sleuth_base::memo::{self, Memo};
 
 use super::tokens;
 use super::types::Message;
@@ -104,6 +113,39 @@ pub fn strip(text: &str) -> String {
 }
 
 pub use crate::types::Shortening;
+
+/// Texts at least this long have their counts kept by content hash ([`text_tokens`]); a shorter one
+/// is a single lookup in the token memo anyway.
+const COUNTED_BYTES: usize = 4096;
+
+/// Long texts' token counts kept at most per generation (one weight each: about 3 MB for both
+/// generations when full). Scripts, rules and long histories are far fewer in any run.
+const COUNTED_TEXTS: usize = 1 << 16;
+
+/// The tokens of `text` under cl100k ([`tokens::count`]): for a long text, counted once per process
+/// and then found by one hash of its bytes, where [`tokens::count`] cuts it into chunks and looks each
+/// up (a text's count is a function of its bytes, so the memo changes no figure).
+fn text_tokens(text: &str) -> u64 {
+    static COUNTS: LazyLock<Memo<u64>> = LazyLock::new(|| Memo::new(COUNTED_TEXTS));
+    if text.len() < COUNTED_BYTES {
+        return tokens::count(text);
+    }
+    COUNTS.get_or_insert_with(memo::key(text.as_bytes()), || (tokens::count(text), 1))
+}
+
+/// [`tokens::count_messages`] of messages whose contents count `counts`: the chat framing is taken
+/// from it, so the two cannot disagree.
+fn framed(counts: impl Iterator<Item = u64>) -> u64 {
+    let frame = tokens::count_messages(&[]);
+    let per_message = tokens::count_messages(&[Message::user(String::new())]) - frame;
+    frame + counts.map(|c| per_message + c).sum::<u64>()
+}
+
+/// The prompt tokens of `messages` as sent (cl100k with the chat framing): [`tokens::count_messages`],
+/// with long texts counted through [`text_tokens`]. What the gateway counts a prompt with.
+pub fn prompt_tokens(messages: &[Message]) -> u64 {
+    framed(messages.iter().map(|m| text_tokens(&m.content)))
+}
 
 /// A prompt that does not fit its window, however much is left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,6 +265,38 @@ fn bullet_only(line: &str) -> bool {
         || (t.ends_with(['.', ')']) && t[..t.len() - 1].chars().all(|c| c.is_ascii_digit()))
 }
 
+/// Each message parsed if it holds marks; `None` for one that goes as it is (see the module
+/// documentation).
+fn parse_marked(messages: &[Message]) -> Vec<Option<Parsed>> {
+    messages
+        .iter()
+        .map(|m| has_mark(&m.content).then(|| parse(&m.content)))
+        .collect()
+}
+
+/// The messages as they would be sent: unmarked ones copied, marked ones rebuilt.
+fn sent(messages: &[Message], parsed: &[Option<Parsed>]) -> Vec<Message> {
+    messages
+        .iter()
+        .zip(parsed)
+        .map(|(m, p)| match p {
+            None => m.clone(),
+            Some(p) => Message {
+                role: m.role,
+                content: p.render(),
+            },
+        })
+        .collect()
+}
+
+/// [`prompt_tokens`] of [`sent`]'s messages, without building them.
+fn sent_tokens(messages: &[Message], parsed: &[Option<Parsed>]) -> u64 {
+    framed(messages.iter().zip(parsed).map(|(m, p)| match p {
+        None => text_tokens(&m.content),
+        Some(p) => text_tokens(&p.render()),
+    }))
+}
+
 /// `messages` made ready for a model with a context window of `window` tokens (none: unbounded) and a
 /// reply of up to `max_tokens`: marks taken out, and marked parts left out until the prompt fits (see
 /// the module documentation). `Ok(None)`: send the messages as they are.
@@ -231,7 +305,8 @@ pub fn fit(
     max_tokens: u32,
     window: Option<u32>,
 ) -> Result<Option<Fitted>, Overflow> {
-    let marked = messages.iter().any(|m| has_mark(&m.content));
+    let mut parsed = parse_marked(messages);
+    let marked = parsed.iter().any(Option::is_some);
     let Some(window) = window else {
         return Ok(marked.then(|| Fitted {
             messages: strip_all(messages),
@@ -241,21 +316,10 @@ pub fn fit(
     let target = (f64::from(window) * TARGET_SHARE) as u64;
     let room = target.saturating_sub(u64::from(max_tokens));
     let hard = u64::from(window).saturating_sub(u64::from(max_tokens));
-    let mut parsed: Vec<Parsed> = messages.iter().map(|m| parse(&m.content)).collect();
-    let sent = |parsed: &[Parsed]| -> Vec<Message> {
-        messages
-            .iter()
-            .zip(parsed)
-            .map(|(m, p)| Message {
-                role: m.role,
-                content: p.render(),
-            })
-            .collect()
-    };
-    let full = tokens::count_messages(&sent(&parsed));
+    let full = sent_tokens(messages, &parsed);
     if full <= room {
         return Ok(marked.then(|| Fitted {
-            messages: sent(&parsed),
+            messages: sent(messages, &parsed),
             shortening: Shortening::default(),
         }));
     }
@@ -263,6 +327,7 @@ pub fn fit(
     let mut order: Vec<(usize, usize)> = Vec::new();
     let mut chunks: Vec<(usize, usize)> = Vec::new();
     for (i, p) in parsed.iter().enumerate() {
+        let Some(p) = p else { continue };
         for (j, part) in p.parts.iter().enumerate() {
             if let Part::Marked { dialogue, .. } = part {
                 if *dialogue {
@@ -284,12 +349,13 @@ pub fn fit(
         // Leave parts out by their own counts until the estimate fits, then count the real prompt.
         while estimate > room {
             let Some((i, j)) = next.next() else { break };
-            if let Part::Marked {
+            let part = parsed[i].as_mut().map(|p| &mut p.parts[j]);
+            if let Some(Part::Marked {
                 dialogue,
                 tokens,
                 out,
                 ..
-            } = &mut parsed[i].parts[j]
+            }) = part
             {
                 *out = true;
                 estimate = estimate.saturating_sub(*tokens);
@@ -300,7 +366,7 @@ pub fn fit(
                 }
             }
         }
-        let now = tokens::count_messages(&sent(&parsed));
+        let now = sent_tokens(messages, &parsed);
         if now <= room || next.len() == 0 {
             break now;
         }
@@ -315,7 +381,7 @@ pub fn fit(
     }
     shortening.tokens = full.saturating_sub(now);
     Ok(Some(Fitted {
-        messages: sent(&parsed),
+        messages: sent(messages, &parsed),
         shortening,
     }))
 }
@@ -323,22 +389,15 @@ pub fn fit(
 /// Tokens (cl100k, with the chat framing) of `messages` with every marked part left out: the least a
 /// prompt can be shortened to.
 pub fn least_tokens(messages: &[Message]) -> u64 {
-    let least: Vec<Message> = messages
-        .iter()
-        .map(|m| {
-            let mut p = parse(&m.content);
-            for part in &mut p.parts {
-                if let Part::Marked { out, .. } = part {
-                    *out = true;
-                }
+    let mut parsed = parse_marked(messages);
+    for p in parsed.iter_mut().flatten() {
+        for part in &mut p.parts {
+            if let Part::Marked { out, .. } = part {
+                *out = true;
             }
-            Message {
-                role: m.role,
-                content: p.render(),
-            }
-        })
-        .collect();
-    tokens::count_messages(&least)
+        }
+    }
+    sent_tokens(messages, &parsed)
 }
 
 /// The messages with marks taken out and nothing left out.
@@ -488,6 +547,38 @@ mod tests {
         assert_eq!(err.window, 512);
         assert_eq!(err.max_tokens, 100);
         assert!(err.prompt_tokens > 412, "{err:?}");
+    }
+
+    #[test]
+    fn counts_kept_by_content_equal_the_tokenizers() {
+        let script = "Ada kept the brass key in her glove.\n\n".repeat(400);
+        assert!(script.len() >= COUNTED_BYTES);
+        let m = vec![
+            Message::system(script.clone()),
+            Message::user(format!(
+                "### What was said\n- {}\nWho?",
+                dialogue("Bo: at nine.")
+            )),
+        ];
+        for _ in 0..2 {
+            assert_eq!(
+                prompt_tokens(&m[..1]),
+                tokens::count_messages(&m[..1]),
+                "counted, then found"
+            );
+        }
+        // An unmarked script goes as it is; only the marked message is rebuilt.
+        let f = fit(&m, 100, Some(128_000))
+            .unwrap()
+            .expect("marks stripped");
+        assert_eq!(f.messages[0], m[0]);
+        assert_eq!(f.messages[1].content, strip(&m[1].content));
+        assert_eq!(
+            least_tokens(&m),
+            tokens::count_messages(&[m[0].clone(), Message::user("### What was said\nWho?")])
+        );
+        let plain = [m[0].clone(), Message::user("Who?")];
+        assert_eq!(fit(&plain, 100, Some(128_000)).unwrap(), None);
     }
 
     #[test]

@@ -14,10 +14,11 @@ use crate::tokens;
 use crate::types::{CallTags, ChatRequest, ChatResponse, TokenUsage, Usage};
 use sleuth_base::telemetry as tm;
 
-/// The tokens of a chat answer: as the provider reported them, else counted locally.
+/// The tokens of a chat answer: as the provider reported them, else counted locally (the prompt as the
+/// window check counted it, a long script found by its hash rather than counted again).
 pub(super) fn chat_tokens(req: &ChatRequest, resp: &ChatResponse) -> TokenUsage {
     resp.usage.unwrap_or_else(|| TokenUsage {
-        prompt_tokens: tokens::count_messages(&req.messages),
+        prompt_tokens: crate::window::prompt_tokens(&req.messages),
         completion_tokens: tokens::count(&resp.content),
         cached_tokens: 0,
     })

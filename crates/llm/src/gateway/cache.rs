@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use sleuth_base::memo::{self, Memo};
 use tokio::sync::oneshot;
 
 use crate::provider::EmbedResponse;
@@ -53,18 +54,66 @@ impl KeyHasher {
     }
 }
 
+fn role_name(role: ChatRole) -> &'static [u8] {
+    match role {
+        ChatRole::System => b"system",
+        ChatRole::User => b"user",
+        ChatRole::Assistant => b"assistant",
+    }
+}
+
+/// A first message at least this long has the hash state after it kept ([`chat_key_start`]).
+const LONG_FIRST_MESSAGE: usize = 4096;
+
+/// The key hasher fed with everything up to and including the first message. A character's system
+/// prompt, its script in it, opens every one of its calls: the SHA-256 state after it is kept in a
+/// bounded memo by a fast hash of what was fed, so a call hashes only what follows its script (issue
+/// 32). The key is the same as hashing everything afresh.
+fn chat_key_start(endpoint: &str, model: &str, req: &ChatRequest) -> (KeyHasher, usize) {
+    let fresh = || {
+        let mut h = KeyHasher::new(b"chat");
+        h.bytes(endpoint.as_bytes());
+        h.bytes(model.as_bytes());
+        h.u64(req.messages.len() as u64);
+        h
+    };
+    let Some(first) = req
+        .messages
+        .first()
+        .filter(|m| m.content.len() >= LONG_FIRST_MESSAGE)
+    else {
+        return (fresh(), 0);
+    };
+    static STARTS: std::sync::OnceLock<Memo<Sha256>> = std::sync::OnceLock::new();
+    let n = (req.messages.len() as u64).to_le_bytes();
+    let lens = [endpoint.len(), model.len(), first.content.len()].map(|l| (l as u64).to_le_bytes());
+    let memo_key = memo::key_parts(&[
+        &lens[0],
+        endpoint.as_bytes(),
+        &lens[1],
+        model.as_bytes(),
+        &n,
+        role_name(first.role),
+        &lens[2],
+        first.content.as_bytes(),
+    ]);
+    // A SHA-256 state is about 200 bytes: 4 MiB keeps some 20,000 characters' starts.
+    let state = STARTS
+        .get_or_init(|| Memo::new(4 << 20))
+        .get_or_insert_with(memo_key, || {
+            let mut h = fresh();
+            h.bytes(role_name(first.role));
+            h.bytes(first.content.as_bytes());
+            (h.0, 200)
+        });
+    (KeyHasher(state), 1)
+}
+
 /// The key of a chat call to `model` at `endpoint`.
 pub fn chat_key(endpoint: &str, model: &str, req: &ChatRequest) -> Key {
-    let mut h = KeyHasher::new(b"chat");
-    h.bytes(endpoint.as_bytes());
-    h.bytes(model.as_bytes());
-    h.u64(req.messages.len() as u64);
-    for m in &req.messages {
-        h.bytes(match m.role {
-            ChatRole::System => b"system",
-            ChatRole::User => b"user",
-            ChatRole::Assistant => b"assistant",
-        });
+    let (mut h, done) = chat_key_start(endpoint, model, req);
+    for m in &req.messages[done..] {
+        h.bytes(role_name(m.role));
         h.bytes(m.content.as_bytes());
     }
     h.u64(u64::from(req.temperature.to_bits()));
@@ -394,6 +443,42 @@ mod tests {
         let mut aliased = req();
         aliased.model = "alias".into();
         assert_eq!(chat_key("openai|http://a/v1", "m", &aliased), base);
+    }
+
+    #[test]
+    fn a_long_first_message_gives_the_key_of_hashing_everything_afresh() {
+        // What chat_key computed before the start of a call was kept: one pass over every part.
+        let afresh = |endpoint: &str, r: &ChatRequest| {
+            let mut h = KeyHasher::new(b"chat");
+            h.bytes(endpoint.as_bytes());
+            h.bytes(r.model.as_bytes());
+            h.u64(r.messages.len() as u64);
+            for m in &r.messages {
+                h.bytes(role_name(m.role));
+                h.bytes(m.content.as_bytes());
+            }
+            h.u64(u64::from(r.temperature.to_bits()));
+            h.u64(u64::from(r.top_p.to_bits()));
+            h.u64(u64::from(r.max_tokens));
+            h.u64(0);
+            h.u64(u64::from(r.logprobs));
+            h.u64(r.sample);
+            h.finish()
+        };
+        let script = "A line of a long script.\n".repeat(400);
+        let mut r = req();
+        r.messages[0].content = script.clone();
+        for round in 0..3 {
+            // The same start with other questions, then the same start under another model.
+            r.messages[1].content = format!("question {round}");
+            assert_eq!(chat_key("e", "m", &r), afresh("e", &r), "round {round}");
+        }
+        r.model = "m2".into();
+        assert_eq!(chat_key("e", "m2", &r), afresh("e", &r));
+        r.messages.push(Message::user("more"));
+        assert_eq!(chat_key("e", "m2", &r), afresh("e", &r));
+        r.messages[0].content.push('!');
+        assert_eq!(chat_key("e", "m2", &r), afresh("e", &r));
     }
 
     #[test]

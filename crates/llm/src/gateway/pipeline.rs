@@ -114,7 +114,7 @@ pub(super) async fn chat(
         };
         // The re-ask carries the reply and the correction too: it must fit as well.
         if let Some(w) = window {
-            let prompt = crate::tokens::count_messages(&next.messages);
+            let prompt = crate::window::prompt_tokens(&next.messages);
             if prompt + u64::from(next.max_tokens) > u64::from(w) {
                 return Err(too_long(&next, tags, prompt, w, usage));
             }
@@ -143,10 +143,19 @@ fn fit_window(
                 metrics::counter!(sleuth_base::telemetry::LLM_SHORTENED, "model" => req.model.clone(), "purpose" => tags.purpose.clone())
                     .increment(1);
             }
+            // Field by field: `..req.clone()` would copy the messages too (a character's whole
+            // script) only to drop them.
             Ok(Some(FittedRequest {
                 req: ChatRequest {
+                    model: req.model.clone(),
                     messages: f.messages,
-                    ..req.clone()
+                    temperature: req.temperature,
+                    top_p: req.top_p,
+                    max_tokens: req.max_tokens,
+                    schema: req.schema.clone(),
+                    logprobs: req.logprobs,
+                    sample: req.sample,
+                    cache_key: req.cache_key.clone(),
                 },
                 shortened: f.shortening,
             }))

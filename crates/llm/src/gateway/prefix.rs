@@ -33,15 +33,23 @@
 //! generation is carried into the current one. That is an approximate least-recently-used eviction, as
 //! providers' caches evict prefixes unused for minutes. Each prompt's hashes land in one generation
 //! together, so the set stays closed under prefixes.
+//!
+//! **A prompt's head once.** A call's first message is most of its prompt (the character's script,
+//! the same with each of its calls), and its blocks are the same every time: the first message's
+//! whole blocks' chain hashes and the tokens after them are kept by the message's content hash
+//! ([`Head`]), so a call encodes and hashes only what follows them. Issue 32: encoding and hashing
+//! the whole prompt with every call was per-call work proportional to the script.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+use sleuth_base::memo::{self, Memo};
 
 use super::ledger::CallScope;
 use crate::tokens;
-use crate::types::{CallTags, ChatRequest, Phase};
+use crate::types::{CallTags, ChatRequest, Message, Phase};
 
 /// Tokens per block: the step in which OpenAI's cached prefix grows.
 pub const BLOCK_TOKENS: usize = 128;
@@ -49,12 +57,21 @@ pub const BLOCK_TOKENS: usize = 128;
 pub const MIN_CACHEABLE_TOKENS: u64 = 1024;
 /// Chain hashes per generation of a run's set (see the module documentation).
 const GENERATION: usize = 1 << 19;
+/// First messages at least this long are kept as [`Head`]s; a shorter one is a block or two.
+const HEAD_BYTES: usize = 4096;
+/// Weight (in 8-byte words) of the heads kept per generation: 4 MiB, 8 for both generations when
+/// full; a 32k-token script's head is ~260 words.
+const HEAD_WORDS: usize = 1 << 19;
 
 /// The chain hashes of a token sequence's whole blocks: block i's hash covers blocks 0..=i. XXH3
 /// of each block's bytes seeded with the previous hash: every call's prompt is hashed whole, so the
 /// hash should run at memory speed (std's SipHash is several times slower per byte).
 pub fn chain_hashes(tokens: &[u32]) -> Vec<u64> {
-    let mut prev = 0u64;
+    chain_hashes_after(0, tokens)
+}
+
+/// [`chain_hashes`] of blocks that follow a block whose chain hash is `prev` (0: none).
+fn chain_hashes_after(mut prev: u64, tokens: &[u32]) -> Vec<u64> {
     let mut bytes = [0u8; BLOCK_TOKENS * 4];
     tokens
         .chunks_exact(BLOCK_TOKENS)
@@ -132,24 +149,111 @@ impl GamePromptCache {
     }
 }
 
+/// A first message's part of every prompt it starts (see the module documentation): the chain hashes
+/// of its whole blocks (its role marker included), the tokens after them, and its length in tokens.
+struct Head {
+    chain: Vec<u64>,
+    tail: Vec<u32>,
+    tokens: u64,
+}
+
+impl Head {
+    fn of(first: &Message) -> Head {
+        let ids = tokens::encode_messages(std::slice::from_ref(first));
+        let whole = ids.len() / BLOCK_TOKENS * BLOCK_TOKENS;
+        Head {
+            chain: chain_hashes(&ids[..whole]),
+            tail: ids[whole..].to_vec(),
+            tokens: ids.len() as u64,
+        }
+    }
+
+    /// Its weight in the memo, in 8-byte words.
+    fn words(&self) -> usize {
+        self.chain.len() + self.tail.len() / 2 + 4
+    }
+}
+
+/// A prompt's tokens and its chain hashes, as [`tokens::encode_messages`] and [`chain_hashes`] give
+/// them, with a long first message taken from `heads`.
+fn prompt_chain(heads: &Memo<Arc<Head>>, messages: &[Message]) -> (u64, Vec<u64>) {
+    let Some((first, rest)) = messages
+        .split_first()
+        .filter(|(first, _)| first.content.len() >= HEAD_BYTES)
+    else {
+        let ids = tokens::encode_messages(messages);
+        return (ids.len() as u64, chain_hashes(&ids));
+    };
+    let key = memo::key_parts(&[&[first.role as u8], first.content.as_bytes()]);
+    let head = heads.get_or_insert_with(key, || {
+        let head = Head::of(first);
+        let words = head.words();
+        (Arc::new(head), words)
+    });
+    // The head's last, partial block continues into the next messages.
+    let mut after = head.tail.clone();
+    after.extend(tokens::encode_messages(rest));
+    let mut chain = Vec::with_capacity(head.chain.len() + after.len() / BLOCK_TOKENS);
+    chain.extend_from_slice(&head.chain);
+    let prev = head.chain.last().copied().unwrap_or(0);
+    chain.extend(chain_hashes_after(prev, &after));
+    let tokens = head.tokens + (after.len() - head.tail.len()) as u64;
+    (tokens, chain)
+}
+
+/// Hashes the chain hashes' set with: they are XXH3 outputs already, so the value is its own hash
+/// (std's SipHash would hash each of a 32k-token prompt's 256 blocks again).
+#[derive(Default)]
+struct ChainHasher(u64);
+
+impl Hasher for ChainHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64`s are hashed here; any other input is folded in all the same.
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+type ChainSet = HashSet<u64, BuildHasherDefault<ChainHasher>>;
+
 /// The chain hashes one run has sent to one model, in two generations.
 #[derive(Default)]
 struct Seen {
-    current: HashSet<u64>,
-    previous: HashSet<u64>,
+    current: ChainSet,
+    previous: ChainSet,
 }
 
 impl Seen {
-    /// How many leading blocks of `chain` were seen before; then remembers all of them.
+    /// How many leading blocks of `chain` were seen before; then remembers all of them. The blocks
+    /// found in the current generation (most of a prompt that repeats a script) are not inserted
+    /// again.
     fn observe(&mut self, chain: &[u64]) -> usize {
-        let seen = chain
-            .iter()
-            .take_while(|h| self.current.contains(*h) || self.previous.contains(*h))
-            .count();
+        let mut carried = Vec::new();
+        let mut seen = 0;
+        for h in chain {
+            let current = self.current.contains(h);
+            if !current && !self.previous.contains(h) {
+                break;
+            }
+            if !current {
+                carried.push(*h);
+            }
+            seen += 1;
+        }
         if self.current.len() + chain.len() > GENERATION {
             self.previous = std::mem::take(&mut self.current);
+            self.current.extend(chain.iter().copied());
+        } else {
+            self.current.extend(carried);
+            self.current.extend(chain[seen..].iter().copied());
         }
-        self.current.extend(chain.iter().copied());
         seen
     }
 
@@ -169,9 +273,19 @@ struct Inner {
 
 /// The gateway's record of the prompt prefixes sent, per run and model, and of each game's cacheable
 /// share (see the module documentation).
-#[derive(Default)]
 pub struct PrefixTracker {
     inner: Mutex<Inner>,
+    /// Long first messages' heads, by content hash.
+    heads: Memo<Arc<Head>>,
+}
+
+impl Default for PrefixTracker {
+    fn default() -> Self {
+        PrefixTracker {
+            inner: Mutex::default(),
+            heads: Memo::new(HEAD_WORDS),
+        }
+    }
 }
 
 impl PrefixTracker {
@@ -183,8 +297,7 @@ impl PrefixTracker {
         scope: &CallScope,
     ) -> PromptCacheTally {
         // Tokenizing is the expensive part: done outside the lock.
-        let tokens = tokens::encode_messages(&req.messages);
-        let chain = chain_hashes(&tokens);
+        let (prompt_tokens, chain) = prompt_chain(&self.heads, &req.messages);
         let run = if scope.sweep.is_empty() {
             tags.game.clone()
         } else {
@@ -200,7 +313,7 @@ impl PrefixTracker {
             .or_default()
             .observe(&chain);
         let tally = PromptCacheTally {
-            prompt_tokens: tokens.len() as u64,
+            prompt_tokens,
             cacheable_tokens: cacheable_tokens(seen),
         };
         tracing::trace!(
@@ -408,6 +521,30 @@ mod tests {
         }
         assert!(totals.iter().all(|x| *x == totals[0]), "{totals:?}");
         assert!(totals[0].cacheable_tokens > 0);
+    }
+
+    #[test]
+    fn a_kept_head_gives_the_chain_of_the_whole_prompt() {
+        let heads = Memo::new(HEAD_WORDS);
+        // Long first messages ending at several places within a block, then other messages.
+        for n in [1100, 1151, 1279, 2000] {
+            let system = words(n, "a");
+            for user in ["x", &words(300, "b")] {
+                let messages = [Message::system(system.clone()), Message::user(user)];
+                let ids = tokens::encode_messages(&messages);
+                let whole = (ids.len() as u64, chain_hashes(&ids));
+                assert_eq!(prompt_chain(&heads, &messages), whole, "first");
+                assert_eq!(prompt_chain(&heads, &messages), whole, "from the memo");
+            }
+        }
+        // A short first message, and none.
+        let short = [Message::system("rules"), Message::user(words(300, "c"))];
+        let ids = tokens::encode_messages(&short);
+        assert_eq!(
+            prompt_chain(&heads, &short),
+            (ids.len() as u64, chain_hashes(&ids))
+        );
+        assert_eq!(prompt_chain(&heads, &[]), (0, Vec::new()));
     }
 
     #[test]

@@ -18,6 +18,12 @@
 //! others are compressed (issue 32: compressing a character's script again with each of its calls
 //! was per-call work proportional to the prompt). A hash is remembered only once its write has
 //! committed, so a message lost to a failed write is compressed and sent again next time.
+//!
+//! **Hashed once.** Finding that a message is kept needs its SHA-256, and a script's SHA-256 with
+//! every call was a seventh of a 32k-token call's CPU (issue 32). So a long message's SHA-256 is kept
+//! by its XXH3-128 content hash ([`sleuth_base::memo`]), which is several times cheaper to compute:
+//! the names stored are the same SHA-256s (a collision of the 128-bit hash among even billions of
+//! texts is vanishingly unlikely, as for the token memo).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +31,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use sleuth_base::memo::{self, Memo};
 
 use crate::types::{ChatRequest, ChatRole, Message, OutputStyle};
 
@@ -81,16 +88,47 @@ pub fn message_hash(text: &str) -> MessageHash {
 /// Hashes per generation of [`KeptMessages`]: two generations of 2^18 hashes are ~20 MB at most,
 /// and a sweep's distinct messages (scripts, rules, questions) are far fewer.
 const KEPT_GENERATION: usize = 1 << 18;
+/// Messages at least this long have their SHA-256 kept by content hash; hashing a shorter one costs
+/// about as much as looking it up.
+const DIGESTED_BYTES: usize = 4096;
+/// Long messages' SHA-256s kept per generation (~60 bytes each: 8 MB for both generations when full).
+const DIGESTS: usize = 1 << 16;
 
 /// The messages this gateway has stored (see the module documentation), and how many bytes it has
 /// compressed: the counter a test holds to "each message compressed once".
-#[derive(Default)]
 pub struct KeptMessages {
     seen: Mutex<(HashSet<MessageHash>, HashSet<MessageHash>)>,
+    /// Long messages' SHA-256s by XXH3-128 (see the module documentation).
+    digests: Memo<MessageHash>,
     compressed: AtomicU64,
+    hashed: AtomicU64,
+}
+
+impl Default for KeptMessages {
+    fn default() -> Self {
+        KeptMessages {
+            seen: Mutex::default(),
+            digests: Memo::new(DIGESTS),
+            compressed: AtomicU64::new(0),
+            hashed: AtomicU64::new(0),
+        }
+    }
 }
 
 impl KeptMessages {
+    /// [`message_hash`] of `text`: a long one's from the memo when it has been hashed before.
+    fn message_hash(&self, text: &str) -> MessageHash {
+        let hash = || {
+            self.hashed.fetch_add(text.len() as u64, Ordering::Relaxed);
+            message_hash(text)
+        };
+        if text.len() < DIGESTED_BYTES {
+            return hash();
+        }
+        self.digests
+            .get_or_insert_with(memo::key(text.as_bytes()), || (hash(), 1))
+    }
+
     fn holds(&self, hash: &MessageHash) -> bool {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         seen.0.contains(hash) || seen.1.contains(hash)
@@ -111,6 +149,11 @@ impl KeptMessages {
     pub fn bytes_compressed(&self) -> u64 {
         self.compressed.load(Ordering::Relaxed)
     }
+
+    /// Bytes of message text hashed with SHA-256 so far.
+    pub fn bytes_hashed(&self) -> u64 {
+        self.hashed.load(Ordering::Relaxed)
+    }
 }
 
 /// What to store for `req`: its record, and the messages `kept` does not hold yet, compressed.
@@ -118,7 +161,7 @@ pub fn keep(req: &ChatRequest, kept: &KeptMessages) -> Option<Kept> {
     let mut messages = Vec::with_capacity(req.messages.len());
     let mut names = Vec::with_capacity(req.messages.len());
     for m in &req.messages {
-        let hash = message_hash(&m.content);
+        let hash = kept.message_hash(&m.content);
         names.push((m.role, hex::encode(hash)));
         if !kept.holds(&hash) && !messages.iter().any(|(h, _)| *h == hash) {
             kept.compressed
@@ -238,6 +281,8 @@ mod tests {
         let script_len = request("", 0).messages[0].content.len() as u64;
         let questions = ("Who had the key?".len() + "Where were you at nine?".len()) as u64;
         assert_eq!(memory.bytes_compressed(), script_len + questions);
+        // And hashed once: the second request found the script's SHA-256 by its content hash.
+        assert_eq!(memory.bytes_hashed(), script_len + questions);
         // The script is stored once, compressed; the two questions once each.
         assert_eq!(store.len(), 3);
         let script_len = request("", 0).messages[0].content.len();
