@@ -82,17 +82,26 @@ fn fit(text: &str, cap: u64) -> String {
     if tokens::count(text) <= cap {
         return text.to_string();
     }
+    // Counted a sentence at a time, not the growing text again with each (that was quadratic in the
+    // reply and most of a MIRAGE game's CPU, issue 32): sentences are trimmed, and a space between
+    // two non-space characters is always a cut of cl100k's pre-tokenizer, so the tokens of
+    // `out + " " + s` are out's followed by those of `" " + s`.
     let mut out = String::new();
+    let mut used = 0;
     for s in sleuth_base::text::sentences(text) {
-        let next = if out.is_empty() {
-            s.clone()
+        let n = if out.is_empty() {
+            tokens::count(&s)
         } else {
-            format!("{out} {s}")
+            tokens::count(&format!(" {s}"))
         };
-        if tokens::count(&next) > cap {
+        if used + n > cap {
             break;
         }
-        out = next;
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&s);
+        used += n;
     }
     if out.is_empty() {
         tokens::truncate(text, cap)
@@ -330,6 +339,37 @@ mod tests {
         assert_eq!(fit(text, cap), two);
         assert_eq!(fit(text, cap + 1), two, "not a half of the third sentence");
         assert_eq!(fit(text, 2), tokens::truncate(text, 2), "one long sentence");
+    }
+
+    #[test]
+    fn fitting_by_sentence_counts_what_counting_the_whole_text_counts() {
+        // The text as it grows, counted whole each time: what `fit` did before it counted by sentence.
+        let whole = |text: &str, cap: u64| {
+            let mut out = String::new();
+            for s in sleuth_base::text::sentences(text) {
+                let next = if out.is_empty() { s } else { format!("{out} {s}") };
+                if tokens::count(&next) > cap {
+                    break;
+                }
+                out = next;
+            }
+            out
+        };
+        let texts = [
+            "Ada left at 9:40. \"Who?\" she asked... Ben's alibi isn't solid! It's 3.14, isn't it? \
+             (Maybe.) The 1958 press — inked — stood still; nobody moved. Dr. Reed said: 'no'.",
+            "他走了。她留下！谁在书房？“我不知道。”管家说：没有人。Then an English line. 最后一句。",
+            "I saw the lantern.\nThe line breaks here.\n\nA new paragraph follows.   Spaces   too.",
+        ];
+        for text in texts {
+            let n = tokens::count(text);
+            for cap in 1..n {
+                let expected = whole(text, cap);
+                if !expected.is_empty() {
+                    assert_eq!(fit(text, cap), expected, "cap {cap} of {text:?}");
+                }
+            }
+        }
     }
 
     #[test]
