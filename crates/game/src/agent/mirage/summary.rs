@@ -347,7 +347,11 @@ mod tests {
         let whole = |text: &str, cap: u64| {
             let mut out = String::new();
             for s in sleuth_base::text::sentences(text) {
-                let next = if out.is_empty() { s } else { format!("{out} {s}") };
+                let next = if out.is_empty() {
+                    s
+                } else {
+                    format!("{out} {s}")
+                };
                 if tokens::count(&next) > cap {
                     break;
                 }
