@@ -77,12 +77,13 @@ fn while_a_sweep_runs_its_counters_move() {
 /// Writes the watched sweep's file into `dir` (its run directory: `dir/run`), and returns its path.
 fn slow_sweep(dir: &Path) -> PathBuf {
     let file = dir.join("sweep.toml");
-    // Games one at a time, each call a few milliseconds late: the sweep lasts a few seconds (5 ms:
-    // with token counts memoized a game is quick, and at 2 ms the watcher saw only two samples).
+    // Games one at a time, each call some milliseconds late, so the sweep lasts long enough to be
+    // watched whatever the CPU costs: at 2 ms, then at 5 ms once the simulated model and the gateway
+    // stopped re-reading long prompts (issue 32), the watcher saw only two samples on a loaded machine.
     let text = format!(
         "name = \"slow\"\nout = \"{}\"\nscripts = [\"{}\"]\nrepeats = 4\nseed = 1\nconcurrency = 1\n\
          [game]\nprotocol = \"wellplay\"\nrounds = 1\nframework = \"ocot\"\nmodel = \"sim\"\n\
-         [evaluation]\nrepeats = 1\n[models.sim]\nprovider = \"simulated\"\nlatency_ms = 5\n",
+         [evaluation]\nrepeats = 1\n[models.sim]\nprovider = \"simulated\"\nlatency_ms = 12\n",
         dir.join("run").display(),
         example("night-ferry.toml"),
     );
