@@ -17,24 +17,23 @@
 //!
 //! Run with `cargo bench --bench gateway` (`scripts/bench.sh` runs it too). See `docs/performance.md`.
 
+#[path = "support/cpu.rs"]
+mod cpu;
 mod support;
+use cpu::{cpu_bench, Call};
 use support::{process_cpu_time, InstantProvider};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::measurement::WallTime;
-use criterion::{
-    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
-};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use futures::future::{join_all, BoxFuture};
 use sleuth::llm::{
     Budget, BudgetLimits, CallScope, CallTags, ChatRequest, Gateway, GatewayConfig, GatewayParts,
     Ledger, LimitSettings, Message, ModelLimits, Phase, Pricing, Route, Router, Spent,
 };
 use sleuth::store::{SqliteStore, Store};
-use tokio::runtime::Runtime;
 
 const MODEL: &str = "gpt-4o-mini";
 const BATCH: usize = 1_000;
@@ -122,9 +121,6 @@ fn tags() -> CallTags {
     }
 }
 
-/// One call (or a batch of calls) to measure.
-type Call = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
-
 /// A chat call through `gateway` whose sample index `next` picks.
 fn call(
     gateway: &Gateway,
@@ -139,29 +135,6 @@ fn call(
             std::hint::black_box(out.expect("the call is answered"));
         })
     })
-}
-
-/// Benchmarks `run` (`per_iter` calls) with process CPU time as the measured "time".
-fn cpu_bench(
-    rt: &Runtime,
-    g: &mut BenchmarkGroup<'_, WallTime>,
-    id: BenchmarkId,
-    per_iter: u64,
-    run: Call,
-) {
-    g.throughput(Throughput::Elements(per_iter));
-    g.bench_function(id, |b| {
-        b.to_async(rt).iter_custom(|iters| {
-            let run = run.clone();
-            async move {
-                let t0 = process_cpu_time().expect("process CPU clock");
-                for _ in 0..iters {
-                    run().await;
-                }
-                process_cpu_time().expect("process CPU clock") - t0
-            }
-        })
-    });
 }
 
 fn bench_layers(c: &mut Criterion) {

@@ -31,18 +31,18 @@
 //! Run with `cargo bench --bench gateway_prompt` (`scripts/bench.sh` runs it too). See
 //! `docs/performance.md`.
 
+#[path = "support/cpu.rs"]
+mod cpu;
 mod support;
+use cpu::{cpu_bench, Call};
 use support::{process_cpu_time, InstantProvider};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::measurement::WallTime;
-use criterion::{
-    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
-};
-use futures::future::{join_all, BoxFuture};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use futures::future::join_all;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -53,7 +53,6 @@ use sleuth::llm::{
 };
 use sleuth::store::{SqliteStore, Store};
 use sleuth::sweep::node::{Node, NodeHandle};
-use tokio::runtime::Runtime;
 
 const MODEL: &str = "gpt-4o-mini";
 /// The model's window, as a sweep's models table gives it: every size fits, so the window check
@@ -304,9 +303,6 @@ fn tags() -> CallTags {
     }
 }
 
-/// One call (or a batch of calls) to measure.
-type Call = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
-
 /// A chat call through `node`'s gateway with `script`, whose question `next` picks.
 fn call(
     node: &NodeHandle,
@@ -332,29 +328,6 @@ fn concurrent(one: Call) -> Call {
             join_all((0..BATCH).map(|_| one())).await;
         })
     })
-}
-
-/// Benchmarks `run` (`per_iter` calls) with process CPU time as the measured "time".
-fn cpu_bench(
-    rt: &Runtime,
-    g: &mut BenchmarkGroup<'_, WallTime>,
-    id: BenchmarkId,
-    per_iter: u64,
-    run: Call,
-) {
-    g.throughput(Throughput::Elements(per_iter));
-    g.bench_function(id, |b| {
-        b.to_async(rt).iter_custom(|iters| {
-            let run = run.clone();
-            async move {
-                let t0 = process_cpu_time().expect("process CPU clock");
-                for _ in 0..iters {
-                    run().await;
-                }
-                process_cpu_time().expect("process CPU clock") - t0
-            }
-        })
-    });
 }
 
 /// The scripts, one per size, with their measured sizes printed.
