@@ -62,6 +62,7 @@ fn entry(i: usize) -> LedgerEntry {
         cached_tokens: 0,
         cost_usd: 0.001,
         key: None,
+        id: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! The store conformance suite (`sleuth::store::conformance`) on the Redis store, plus what only a
 //! shared store has to show: two workers racing to write the same result or cache entry record it
-//! once, namespaces sharing a server stay apart, the state outlives every handle (the coordinator
-//! keeps nothing outside Redis), and the URL's password never reaches an error.
+//! once, a ledger entry written again after a lost answer counts once, namespaces sharing a server
+//! stay apart, the state outlives every handle (the coordinator keeps nothing outside Redis), and
+//! the URL's password never reaches an error.
 //!
 //! Each test starts its own `redis-server` on a free port (no persistence, killed when the test
 //! ends). Where `redis-server` is not installed the tests say so and pass without running: they need
@@ -53,6 +54,7 @@ fn live_call(run: &str, sweep: &str, key: &str) -> LedgerEntry {
         cached_tokens: 0,
         cost_usd: 0.001,
         key: Some(key.to_string()),
+        id: None,
     }
 }
 
@@ -161,6 +163,59 @@ async fn two_workers_racing_for_the_same_game_or_key_record_exactly_one() {
     assert!((totals[0].cost_usd - 0.002 * N as f64).abs() < 1e-9);
     assert_eq!(a.ledger("ra").await.expect("ledger").len(), N);
     assert_eq!(b.ledger("rb").await.expect("ledger").len(), N);
+}
+
+/// A write whose answer was lost is made again — by the gateway handing a live call's entry to the
+/// ledger's writer after `cache_put` failed, by the writer retrying a batch, by a spill replayed — and
+/// must not count the call twice: a named entry is recorded once, however often it is written, while
+/// entries of the same call under different names (two workers that both paid) all stand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_ledger_entry_written_again_is_recorded_once() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let store = RedisStore::connect(&server.url(), "again")
+        .await
+        .expect("connect");
+    let named = |name: &str| LedgerEntry {
+        id: Some(name.to_string()),
+        ..live_call("r", "s", "k")
+    };
+    let key = [7u8; 32];
+    // Applied, answer lost; then the same entry through the ledger's writer, twice (a retried batch),
+    // beside a second entry of the same batch that is new.
+    store
+        .cache_put(&key, CacheKind::Chat, "m", b"reply", &[named("aa01")])
+        .await
+        .expect("cache_put");
+    for _ in 0..2 {
+        store
+            .record_calls(&[named("aa01"), named("aa02")])
+            .await
+            .expect("record_calls");
+    }
+    // Another worker paid for the same call (same cache key, another name): it stands.
+    store
+        .cache_put(&key, CacheKind::Chat, "m", b"reply", &[named("bb01")])
+        .await
+        .expect("cache_put");
+    let ledger = store.ledger("r").await.expect("ledger");
+    let names: Vec<Option<&str>> = ledger.iter().map(|e| e.id.as_deref()).collect();
+    assert_eq!(names, [Some("aa01"), Some("aa02"), Some("bb01")]);
+    let totals = store.totals("s").await.expect("totals");
+    assert_eq!(totals.len(), 1, "{totals:?}");
+    assert_eq!(
+        totals[0].calls, 3,
+        "each paid call counted once: {totals:?}"
+    );
+    assert_eq!(totals[0].prompt_tokens, 30);
+    assert!((totals[0].cost_usd - 0.003).abs() < 1e-12);
+    // Unnamed entries (made by hand) are not deduplicated: each write is a call.
+    store
+        .record_calls(&[live_call("r", "s", "k"), live_call("r", "s", "k")])
+        .await
+        .expect("record_calls");
+    assert_eq!(store.ledger("r").await.expect("ledger").len(), 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -309,7 +309,8 @@ pub struct CallScope {
 }
 
 impl CallScope {
-    /// The ledger entry of one call.
+    /// The ledger entry of one call, under a fresh random name (so that a write repeated after a
+    /// lost answer records it once).
     pub fn entry(
         &self,
         tags: &CallTags,
@@ -334,6 +335,7 @@ impl CallScope {
             cached_tokens: tokens.cached_tokens,
             cost_usd,
             key: key.map(hex::encode),
+            id: Some(format!("{:016x}", rand::random::<u64>())),
         }
     }
 }

@@ -59,6 +59,7 @@ fn call(run: &str, sweep: &str, model: &str, source: CallSource, key: &str) -> L
         cached_tokens: if live { 10 } else { 0 },
         cost_usd: if live { 0.25 } else { 0.0 },
         key: Some(key.to_string()),
+        id: None,
     }
 }
 

@@ -219,6 +219,13 @@ pub struct LedgerEntry {
     pub cost_usd: f64,
     /// The cache key (hex), tying a live call of one run to the cache hit of the next.
     pub key: Option<String>,
+    /// A random name given when the entry is made, so that writing it again records it once. A
+    /// write to Redis can be applied and its answer lost (the server stopping between the two); the
+    /// writer then cannot tell it from a failed write and writes again, and the Redis store keeps
+    /// each run's entry names to refuse the second. `None` where nothing can repeat (entries read
+    /// back from SQLite, which does not keep the name, and entries made by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// The ledger summed over one combination of model, phase, framework, arm and source.

@@ -336,6 +336,7 @@ mod tests {
                 cached_tokens: 0,
                 cost_usd: *usd,
                 key: None,
+                id: None,
             })
             .collect();
         store.record_calls(&entries).await.expect("record calls");

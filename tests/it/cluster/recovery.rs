@@ -23,6 +23,38 @@ fn cached(line: &str) -> u64 {
         .unwrap_or_else(|| panic!("no `N cached` in {line}"))
 }
 
+/// The game a work-queue entry asks for (`None` once the entry is gone).
+fn game_of(con: &mut redis::Connection, entry: &str) -> Option<String> {
+    let rows: Vec<(String, BTreeMap<String, String>)> = redis::cmd("XRANGE")
+        .arg(format!("{NS}:games"))
+        .arg(entry)
+        .arg(entry)
+        .query(con)
+        .ok()?;
+    rows.into_iter().next()?.1.remove("game")
+}
+
+/// Whether the ledger holds a live call of `game` in the sweep `sweep` (written with its cache
+/// entry, so a replay of the game finds it).
+fn has_live_calls(con: &mut redis::Connection, sweep: &str, game: &str) -> bool {
+    let runs: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(format!("{NS}:sweep-ledger-runs:{sweep}"))
+        .query(con)
+        .unwrap_or_default();
+    runs.iter().any(|run| {
+        let rows: Vec<String> = redis::cmd("LRANGE")
+            .arg(format!("{NS}:run-ledger:{run}"))
+            .arg(0)
+            .arg(-1)
+            .query(con)
+            .unwrap_or_default();
+        rows.iter().any(|r| {
+            serde_json::from_str::<sleuth::store::LedgerEntry>(r)
+                .is_ok_and(|e| e.game == game && e.source == sleuth::store::CallSource::Live)
+        })
+    })
+}
+
 /// Check 2: A worker SIGKILLed while it plays: the sweep still finishes, every game is done once,
 /// and the killed worker's games go on elsewhere, replaying the calls it had made from the shared
 /// cache.
@@ -65,11 +97,15 @@ fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
         if p.done < 1 {
             return None;
         }
+        // Held a while, and its game has made calls that the cache keeps: a worker busy loading
+        // the sweep (or a game still waiting for its first answer) holds entries too, and killing
+        // it would leave nothing to replay.
         let consumer = pending
             .iter()
             .find(|(entry, owner, ..)| {
                 let since = first_seen[&(entry.clone(), owner.clone())];
                 now.duration_since(since) >= Duration::from_millis(1500)
+                    && game_of(&mut con, entry).is_some_and(|g| has_live_calls(&mut con, &id, &g))
             })?
             .1
             .clone();

@@ -27,6 +27,7 @@
 //! | `{NS}:cache:<key hex>` | hash | `kind`, `model`, `value` (bytes), `created_at` |
 //! | `{NS}:cache-count` | counter | entries in the cache |
 //! | `{NS}:run-ledger:<run>` | list | the run's ledger entries, JSON, in the order recorded |
+//! | `{NS}:run-ledger-ids:<run>` | set | the names ([`LedgerEntry::id`](super::LedgerEntry::id)) of the run's entries: a write made again after its answer was lost records nothing |
 //! | `{NS}:sweep-ledger-runs:<sweep>` | set | runs that recorded calls for the sweep |
 //! | `{NS}:sweep-totals:<sweep>` | hash | running totals: field `<metric>:<group>`, where group is the JSON array `[model, phase, framework, arm, source]` and metric one of `calls`, `prompt_tokens`, `completion_tokens`, `cached_tokens`, `cost_usd` |
 //!

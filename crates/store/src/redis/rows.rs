@@ -115,11 +115,14 @@ fn group_of(e: &LedgerEntry) -> String {
     .to_string()
 }
 
+/// How many arguments one ledger entry passes to the scripts' `record` (the stride of its loop).
+pub(super) const LEDGER_ARGS: usize = 9;
+
 /// The arguments one ledger entry passes to [`LEDGER_LUA`]'s `record`: run, sweep, group, the three
-/// token counts, the cost and the entry as JSON. Refuses what would make a command inside the script
+/// token counts, the cost, the entry as JSON and its name (empty if it has none). Refuses what would make a command inside the script
 /// fail half-way (Redis would not roll the script's earlier writes back).
 pub(super) fn ledger_args(entries: &[LedgerEntry]) -> Result<Vec<Vec<u8>>, StoreError> {
-    let mut args = Vec::with_capacity(entries.len() * 8);
+    let mut args = Vec::with_capacity(entries.len() * LEDGER_ARGS);
     for e in entries {
         let bad =
             |why: &str| StoreError::Backend(format!("ledger entry of game {}: {why}", e.game));
@@ -141,6 +144,7 @@ pub(super) fn ledger_args(entries: &[LedgerEntry]) -> Result<Vec<Vec<u8>>, Store
         // Rust prints an f64 in full decimal (no exponent), which HINCRBYFLOAT reads exactly.
         args.push(e.cost_usd.to_string().into_bytes());
         args.push(json.into_bytes());
+        args.push(e.id.clone().unwrap_or_default().into_bytes());
     }
     Ok(args)
 }
@@ -231,12 +235,13 @@ mod tests {
             cached_tokens: 0,
             cost_usd: f64::NAN,
             key: None,
+            id: None,
         };
         assert!(ledger_args(std::slice::from_ref(&e)).is_err());
         e.cost_usd = 0.1;
         e.prompt_tokens = u64::MAX;
         assert!(ledger_args(std::slice::from_ref(&e)).is_err());
         e.prompt_tokens = 7;
-        assert_eq!(ledger_args(&[e]).expect("valid").len(), 8);
+        assert_eq!(ledger_args(&[e]).expect("valid").len(), LEDGER_ARGS);
     }
 }

@@ -7,21 +7,26 @@ use ::redis::Script;
 
 /// The ledger's append, shared by `cache_put` and `record_calls` (a script cannot call another, so
 /// both include this text). Each entry is pushed to its run's list, its run joins the sweep's
-/// ledger runs, and its group's running totals grow, all in the calling script's one step.
+/// ledger runs, and its group's running totals grow, all in the calling script's one step. An
+/// entry with a name (the 9th argument) is recorded only if its run's set of names did not hold it
+/// yet: a write whose answer was lost is made again by the gateway or the ledger's writer, and must
+/// not count the call twice.
 macro_rules! ledger_lua {
     () => {
         "
 local function record(P, from)
-  for i = from, #ARGV, 8 do
-    local run, sweep, group = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-    redis.call('RPUSH', P .. 'run-ledger:' .. run, ARGV[i + 7])
-    redis.call('SADD', P .. 'sweep-ledger-runs:' .. sweep, run)
-    local t = P .. 'sweep-totals:' .. sweep
-    redis.call('HINCRBY', t, 'calls:' .. group, 1)
-    redis.call('HINCRBY', t, 'prompt_tokens:' .. group, ARGV[i + 3])
-    redis.call('HINCRBY', t, 'completion_tokens:' .. group, ARGV[i + 4])
-    redis.call('HINCRBY', t, 'cached_tokens:' .. group, ARGV[i + 5])
-    redis.call('HINCRBYFLOAT', t, 'cost_usd:' .. group, ARGV[i + 6])
+  for i = from, #ARGV, 9 do
+    local run, sweep, group, id = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 8]
+    if id == '' or redis.call('SADD', P .. 'run-ledger-ids:' .. run, id) == 1 then
+      redis.call('RPUSH', P .. 'run-ledger:' .. run, ARGV[i + 7])
+      redis.call('SADD', P .. 'sweep-ledger-runs:' .. sweep, run)
+      local t = P .. 'sweep-totals:' .. sweep
+      redis.call('HINCRBY', t, 'calls:' .. group, 1)
+      redis.call('HINCRBY', t, 'prompt_tokens:' .. group, ARGV[i + 3])
+      redis.call('HINCRBY', t, 'completion_tokens:' .. group, ARGV[i + 4])
+      redis.call('HINCRBY', t, 'cached_tokens:' .. group, ARGV[i + 5])
+      redis.call('HINCRBYFLOAT', t, 'cost_usd:' .. group, ARGV[i + 6])
+    end
   end
 end
 "
@@ -195,7 +200,7 @@ return inserted
     )
 });
 
-/// KEYS[1] = the cache entry; ARGV = prefix, kind, model, value, now, then the ledger's 8 per entry.
+/// KEYS[1] = the cache entry; ARGV = prefix, kind, model, value, now, then the ledger's 9 per entry.
 /// The first value of a key stays; the entries are recorded either way.
 pub(super) static CACHE_PUT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
@@ -213,7 +218,7 @@ return 0
     ))
 });
 
-/// KEYS[1] = the first entry's run's ledger; ARGV = prefix, then the ledger's 8 per entry.
+/// KEYS[1] = the first entry's run's ledger; ARGV = prefix, then the ledger's 9 per entry.
 pub(super) static RECORD_CALLS: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         ledger_lua!(),

@@ -573,6 +573,7 @@ mod tests {
             cached_tokens: 1,
             cost_usd: usd,
             key: key.map(str::to_string),
+            id: None,
         }
     }
 

@@ -112,6 +112,7 @@ pub(super) fn ledger_from(r: &Row) -> rusqlite::Result<(LedgerEntry, String)> {
             cached_tokens: tokens(11)?,
             cost_usd: r.get(12)?,
             key: r.get(13)?,
+            id: None,
         },
         r.get(8)?,
     ))
