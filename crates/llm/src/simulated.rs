@@ -137,7 +137,8 @@ fn strip_format(req: &ChatRequest) -> ChatRequest {
                     .any(|l| l.trim_start().starts_with(SECTIONS_SCHEMA_MARKER))
             })
             .collect::<Vec<_>>()
-            .join("\n\n");
+            .join("\n\n")
+            .into();
     }
     out
 }

@@ -3,6 +3,8 @@
 //! Deliberately smaller than the OpenAI API: only what sleuth's agents, judges and generators use, so a
 //! provider (simulated or HTTP) has one shape to implement and the cache key (issue 6) has one shape to hash.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a chat message.
@@ -15,22 +17,27 @@ pub enum ChatRole {
 }
 
 /// One chat message.
+///
+/// The content is shared, not owned: a character's system prompt (its whole script, 5–15k tokens)
+/// goes out with every one of its calls, and while thousands of calls wait for an endpoint's slots
+/// each would otherwise hold its own copy, and a second one in the request fitted to the model's
+/// window. Cloning a message is a reference count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: ChatRole,
-    pub content: String,
+    pub content: Arc<str>,
 }
 
 impl Message {
     /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Arc<str>>) -> Self {
         Message {
             role: ChatRole::System,
             content: content.into(),
         }
     }
     /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<Arc<str>>) -> Self {
         Message {
             role: ChatRole::User,
             content: content.into(),

@@ -274,7 +274,7 @@ fn parse_marked(messages: &[Message]) -> Vec<Option<Parsed>> {
         .collect()
 }
 
-/// The messages as they would be sent: unmarked ones copied, marked ones rebuilt.
+/// The messages as they would be sent: unmarked ones shared, marked ones rebuilt.
 fn sent(messages: &[Message], parsed: &[Option<Parsed>]) -> Vec<Message> {
     messages
         .iter()
@@ -283,7 +283,7 @@ fn sent(messages: &[Message], parsed: &[Option<Parsed>]) -> Vec<Message> {
             None => m.clone(),
             Some(p) => Message {
                 role: m.role,
-                content: p.render(),
+                content: p.render().into(),
             },
         })
         .collect()
@@ -309,7 +309,7 @@ pub fn fit(
     let marked = parsed.iter().any(Option::is_some);
     let Some(window) = window else {
         return Ok(marked.then(|| Fitted {
-            messages: strip_all(messages),
+            messages: strip_all(messages, &parsed),
             shortening: Shortening::default(),
         }));
     };
@@ -401,12 +401,16 @@ pub fn least_tokens(messages: &[Message]) -> u64 {
 }
 
 /// The messages with marks taken out and nothing left out.
-fn strip_all(messages: &[Message]) -> Vec<Message> {
+fn strip_all(messages: &[Message], parsed: &[Option<Parsed>]) -> Vec<Message> {
     messages
         .iter()
-        .map(|m| Message {
-            role: m.role,
-            content: strip(&m.content),
+        .zip(parsed)
+        .map(|(m, p)| match p {
+            None => m.clone(),
+            Some(_) => Message {
+                role: m.role,
+                content: strip(&m.content).into(),
+            },
         })
         .collect()
 }
@@ -572,7 +576,7 @@ mod tests {
             .unwrap()
             .expect("marks stripped");
         assert_eq!(f.messages[0], m[0]);
-        assert_eq!(f.messages[1].content, strip(&m[1].content));
+        assert_eq!(*f.messages[1].content, strip(&m[1].content));
         assert_eq!(
             least_tokens(&m),
             tokens::count_messages(&[m[0].clone(), Message::user("### What was said\nWho?")])

@@ -126,7 +126,7 @@ pub(crate) fn respond(req: &ChatRequest) -> ChatResponse {
         .messages
         .iter()
         .rfind(|m| m.role == ChatRole::User)
-        .map_or("", |m| m.content.as_str());
+        .map_or("", |m| &*m.content);
     let mut w = Writer {
         rng: SplitMix64(xxh3_64_with_seed(last_user.as_bytes(), req.sample)),
         logprobs: Vec::new(),

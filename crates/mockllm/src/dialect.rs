@@ -151,13 +151,13 @@ pub(super) fn schema_in_prompt(messages: &mut [Message]) -> Option<Value> {
         .find(|m| m.role == ChatRole::User)?;
     let (head, paragraph) = match last.content.rsplit_once("\n\n") {
         Some((h, p)) => (h, p),
-        None => ("", last.content.as_str()),
+        None => ("", &*last.content),
     };
     let line = paragraph
         .lines()
         .find_map(|l| l.trim_start().strip_prefix(PROMPT_SCHEMA_MARKER))?;
     let schema = serde_json::from_str::<Value>(line.trim()).ok()?;
-    last.content = head.to_string();
+    last.content = head.into();
     Some(schema)
 }
 
@@ -273,10 +273,10 @@ mod tests {
             let sent = format!("{original}\n\n{}", prompt_schema_paragraph(&schema));
             let mut msgs = vec![Message::system("sys"), Message::user(sent)];
             assert_eq!(schema_in_prompt(&mut msgs), Some(schema.clone()));
-            assert_eq!(msgs[1].content, original);
+            assert_eq!(&*msgs[1].content, original);
         }
         let mut plain = vec![Message::user("Context.\n\nWho?")];
         assert_eq!(schema_in_prompt(&mut plain), None);
-        assert_eq!(plain[0].content, "Context.\n\nWho?");
+        assert_eq!(&*plain[0].content, "Context.\n\nWho?");
     }
 }

@@ -114,7 +114,7 @@ fn parse_message(i: usize, m: &Value) -> Result<Message, ApiError> {
     };
     Ok(Message {
         role,
-        content: content_text(m.get("content")),
+        content: content_text(m.get("content")).into(),
     })
 }
 

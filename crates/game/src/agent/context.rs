@@ -311,7 +311,7 @@ impl Context {
             return (Arc::clone(&self.system), false);
         };
         let least = window::least_tokens(&[
-            Message::system(self.system.to_string()),
+            Message::system(Arc::clone(&self.system)),
             Message::user(user),
         ]);
         let target = (f64::from(w) * window::TARGET_SHARE) as u64;
@@ -374,12 +374,11 @@ impl Context {
         phase: Phase,
         logprobs: bool,
     ) -> Result<(String, Option<Value>, Option<Vec<TokenLogprob>>), AgentError> {
-        let (system, summarized) = match system {
-            Some(s) => (s.to_string(), false),
-            None => {
-                let (s, summarized) = self.system_for(&user, max_tokens).await;
-                (s.to_string(), summarized)
-            }
+        // The character's own system prompt is shared with the request (a reference count), not
+        // copied: many of its calls may wait for an endpoint's slot at once.
+        let (system, summarized): (Arc<str>, bool) = match system {
+            Some(s) => (s.into(), false),
+            None => self.system_for(&user, max_tokens).await,
         };
         let c = &self.config;
         let (model, temperature, top_p) = (c.model.clone(), c.temperature, c.top_p);

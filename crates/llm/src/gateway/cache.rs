@@ -414,7 +414,7 @@ mod tests {
             chat_key("openai|http://a/v1", "m2", &req()),
         ];
         let changes: Vec<fn(&mut ChatRequest)> = vec![
-            |r| r.messages[1].content.push('!'),
+            |r| r.messages[1].content = format!("{}!", r.messages[1].content).into(),
             |r| r.messages.push(Message::user("")),
             |r| r.temperature = 0.7,
             |r| r.top_p = 0.9,
@@ -426,7 +426,7 @@ mod tests {
             // Moving text between messages changes the key (length prefixes).
             |r| {
                 r.messages[0].content = "su".into();
-                r.messages[1].content = String::new();
+                r.messages[1].content = "".into();
             },
         ];
         for change in changes {
@@ -467,17 +467,17 @@ mod tests {
         };
         let script = "A line of a long script.\n".repeat(400);
         let mut r = req();
-        r.messages[0].content = script.clone();
+        r.messages[0].content = script.as_str().into();
         for round in 0..3 {
             // The same start with other questions, then the same start under another model.
-            r.messages[1].content = format!("question {round}");
+            r.messages[1].content = format!("question {round}").into();
             assert_eq!(chat_key("e", "m", &r), afresh("e", &r), "round {round}");
         }
         r.model = "m2".into();
         assert_eq!(chat_key("e", "m2", &r), afresh("e", &r));
         r.messages.push(Message::user("more"));
         assert_eq!(chat_key("e", "m2", &r), afresh("e", &r));
-        r.messages[0].content.push('!');
+        r.messages[0].content = format!("{}!", r.messages[0].content).into();
         assert_eq!(chat_key("e", "m2", &r), afresh("e", &r));
     }
 

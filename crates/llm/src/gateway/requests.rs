@@ -227,7 +227,7 @@ impl KeptRequest {
             .filter_map(|(role, t)| {
                 t.as_ref().map(|t| Message {
                     role: *role,
-                    content: t.clone(),
+                    content: t.as_str().into(),
                 })
             })
             .collect()

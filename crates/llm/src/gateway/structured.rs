@@ -89,7 +89,7 @@ fn rerun_messages(original: &[Message], bad: &str, reason: &str) -> Vec<Message>
         .to_string();
     msgs.push(Message {
         role: ChatRole::Assistant,
-        content: bad.to_string(),
+        content: bad.into(),
     });
     msgs.push(Message::user(format!(
         "Your previous reply could not be used ({reason}). Reply again with only a JSON object that follows the required schema.\n\n{last_paragraph}"
@@ -112,7 +112,7 @@ fn rerun_sections_messages(
         .iter()
         .rev()
         .find(|m| m.role == ChatRole::User)
-        .map(|m| m.content.as_str())
+        .map(|m| &*m.content)
         .unwrap_or("");
     let paragraphs: Vec<&str> = last_user
         .split("\n\n")
@@ -137,7 +137,7 @@ fn rerun_sections_messages(
     let mut msgs = original.to_vec();
     msgs.push(Message {
         role: ChatRole::Assistant,
-        content: bad.to_string(),
+        content: bad.into(),
     });
     msgs.push(Message::user(format!(
         "### Instructions\nYour previous reply could not be used ({reason}). Reply again in exactly two sections: `### THOUGHT:` with your reasoning, then `### RESPONSE:` with nothing but the response the format below asks for.\n\n{question}\n\n{format}"

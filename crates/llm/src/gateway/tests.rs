@@ -122,7 +122,7 @@ async fn unparseable_output_is_counted_and_re_asked_with_the_question_last() {
     let seen = p.seen.lock().expect("lock");
     let rerun = &seen[1].messages;
     assert_eq!(rerun[2].role, ChatRole::Assistant);
-    assert_eq!(rerun[2].content, "I think Ada");
+    assert_eq!(&*rerun[2].content, "I think Ada");
     assert!(
         rerun[3].content.ends_with("Question: who?"),
         "{}",
@@ -148,7 +148,7 @@ async fn unparseable_sections_are_re_asked_in_the_section_format() {
         "### Reply format\nTwo sections, please.\n{}",
         sections_schema_line(&schema)
     );
-    req.messages[1].content = format!("Context.\n\nQuestion: who?\n\n{format}");
+    req.messages[1].content = format!("Context.\n\nQuestion: who?\n\n{format}").into();
     req.schema = Some(ResponseSchema::sections("vote", schema));
     let out = gw.chat(req, tags()).await.expect("the rerun parses");
     assert_eq!(out.json, Some(json!({"vote": "Ada"})));

@@ -75,7 +75,7 @@ pub(super) fn chat_body(req: &ChatRequest, mode: StructuredMode, limit: TokenLim
                 Some(s) if Some(i) == last_user => {
                     format!("{}\n\n{}", m.content, prompt_schema_paragraph(&s.schema)).into()
                 }
-                _ => m.content.as_str().into(),
+                _ => (&*m.content).into(),
             },
         })
         .collect();
