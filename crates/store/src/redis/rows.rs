@@ -119,8 +119,9 @@ fn group_of(e: &LedgerEntry) -> String {
 pub(super) const LEDGER_ARGS: usize = 9;
 
 /// The arguments one ledger entry passes to [`LEDGER_LUA`]'s `record`: run, sweep, group, the three
-/// token counts, the cost, the entry as JSON and its name (empty if it has none). Refuses what would make a command inside the script
-/// fail half-way (Redis would not roll the script's earlier writes back).
+/// token counts, the cost, the entry as JSON and its name (empty if it has none). Refuses what would
+/// make a command inside the script fail half-way (Redis would not roll the script's earlier writes
+/// back).
 pub(super) fn ledger_args(entries: &[LedgerEntry]) -> Result<Vec<Vec<u8>>, StoreError> {
     let mut args = Vec::with_capacity(entries.len() * LEDGER_ARGS);
     for e in entries {
