@@ -4,6 +4,7 @@
 //! supervisor spawns the evaluator and folds its report into the result): it owns the scores it
 //! computes ([`scores`]) and its own error, [`EvalError`], which `game::GameError` absorbs.
 
+pub mod agreement;
 pub mod choice;
 mod evaluator;
 pub mod formulas;
@@ -19,6 +20,7 @@ pub use judge::{
     lexical_rationale_score, CharacterView, Judge, Judges, LlmJudge, RationaleVerdict, Verdict,
     DEFAULT_LEXICAL_THRESHOLD, JUDGE_PURPOSES,
 };
+pub use mirage::reads_after_play;
 
 /// Why evaluation did not finish: a character (or the judge) failed or is gone, or the transcript could
 /// not be written. Messages are those of the underlying error.
