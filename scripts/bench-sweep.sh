@@ -25,6 +25,8 @@
 #                        [throughput: 300; memory1536: 300; huge: 400]
 #   --mock-replies MODE  how the mock answers: cheap or simulated [cheap]
 #   --script FILE        the script every game plays [examples/orchard-press.toml]
+#   --game-concurrency N model calls one game may have in flight, the sweep file's
+#                        `[gateway] game_concurrency` [unset: the game's default, 16]
 #   --warmup S           seconds after every game has started before the window opens [30]
 #   --window S           the steady window measured [120]
 #   --finish             let throughput/memory1536 run to the end instead of stopping after the window
@@ -43,7 +45,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 scenarios=()
 games="" latency="" conc="" replies=cheap script="examples/orchard-press.toml" warmup=30 window=120
-finish=0 keep=0
+finish=0 keep=0 gamec=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         throughput | memory1536 | huge | rounds) scenarios+=("$1|$games|$latency|$conc|$replies") ;;
@@ -58,6 +60,7 @@ while [[ $# -gt 0 ]]; do
             esac
             shift ;;
         --script) script=$2; shift ;;
+        --game-concurrency) gamec=$2; shift ;;
         --warmup) warmup=$2; shift ;;
         --window) window=$2; shift ;;
         --finish) finish=1 ;;
@@ -170,6 +173,9 @@ model = "sim-1"
 api_key_env = "PATH"
 max_concurrency = $MODEL_CONC
 EOF
+    if [[ -n $gamec ]]; then
+        printf '\n[gateway]\ngame_concurrency = %s\n' "$gamec" >>"$WORK/$name.toml"
+    fi
 }
 
 # run_sweep NAME GAMES STOP_AFTER_WINDOW — runs $WORK/NAME.toml, sampling every 2 s into

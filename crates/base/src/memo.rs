@@ -14,7 +14,7 @@
 //! would add its build to every build for a policy this simple.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
@@ -102,6 +102,23 @@ impl<V: Clone> Memo<V> {
     }
 }
 
+/// Bytes of texts [`shared_text`] keeps per generation.
+const SHARED_TEXT_BYTES: usize = 16 << 20;
+
+/// One copy of a long text that many games build alike, shared by all of them.
+///
+/// The games of a sweep mostly play the same scripts with the same frameworks, and each character's
+/// system prompt (its persona and its whole script, 5–15 KB) was built, and kept for the game's
+/// life, once per game: 1,000 games in flight held 1,000 equal copies of every character's prompt
+/// (heaptrack, issue 32). The text is hashed once when built (a prompt is rebuilt only when an act is
+/// released); equal texts come back as one `Arc`. Bounded like every memo here: what no game has built
+/// for two generations is dropped from the memo (the games holding it keep their `Arc`).
+pub fn shared_text(text: String) -> Arc<str> {
+    static TEXTS: LazyLock<Memo<Arc<str>>> = LazyLock::new(|| Memo::new(SHARED_TEXT_BYTES));
+    let weight = text.len();
+    TEXTS.get_or_insert_with(key(text.as_bytes()), move || (Arc::from(text), weight))
+}
+
 /// A poisoned shard still holds valid entries (a panic elsewhere cannot leave a half-written one).
 fn lock<V>(shard: &Mutex<Shard<V>>) -> MutexGuard<'_, Shard<V>> {
     shard
@@ -133,6 +150,19 @@ mod tests {
             "an entry not used for two generations is gone"
         );
         assert!(shard.weight <= share);
+    }
+
+    #[test]
+    fn equal_texts_built_apart_are_one_copy() {
+        let a = shared_text(format!("persona {}", "script ".repeat(100)));
+        let b = shared_text(format!("persona {}", "script ".repeat(100)));
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the second build shares the first's copy"
+        );
+        let c = shared_text("another character's prompt".to_string());
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(&*c, "another character's prompt");
     }
 
     #[test]

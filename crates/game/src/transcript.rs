@@ -124,8 +124,25 @@ pub struct TranscriptError {
 }
 
 /// The log of one game, in memory and (optionally) on disk.
+///
+/// Written to a file, the log need not keep in memory what nobody reads again: with a retention rule
+/// ([`Transcript::retaining`]) an event that has been written stays in memory only if the rule keeps
+/// it. A game's readers after play are its evaluation (MIRAGE's reads the public conversation and the
+/// script summaries) and its bill; the module steps (memory recalls, reflections, refinements), most of
+/// a transcript's bytes, are for the file and the viewer. A sweep holds thousands of games at their
+/// evaluation at once, each with its whole log (issue 32: ~60 KiB a game, most of it private steps).
 pub struct Transcript {
+    /// Every event, for a log kept in memory only or without a retention rule; with one, the events not
+    /// yet written and the written ones the rule keeps, in order.
     events: Vec<Event>,
+    /// Events pushed so far: the next event's `seq`.
+    len: u64,
+    /// Usage of every event pushed, and of those in the `evaluation` stage and in every other, each
+    /// summed as the events come: the order the bill was always summed in, so the floats add up to the
+    /// same bits.
+    usage: Usage,
+    evaluation_usage: Usage,
+    gameplay_usage: Usage,
     sink: Option<Sink>,
 }
 
@@ -142,10 +159,12 @@ const FILE_CHUNK: usize = 8 * 1024;
 /// of memory each, while an append per chunk costs three system calls.
 struct Sink {
     path: PathBuf,
-    /// Events already in the file.
+    /// Events of the in-memory list already in the file (a prefix of it).
     written: usize,
     /// Roughly the bytes of the events not yet written.
     pending: usize,
+    /// Which written events stay in memory (all, without a rule).
+    keep: Option<fn(&Event) -> bool>,
 }
 
 impl Sink {
@@ -156,8 +175,9 @@ impl Sink {
         }
     }
 
-    /// Appends `events[self.written..]` to the file as JSONL.
-    fn write_pending(&mut self, events: &[Event]) -> Result<(), TranscriptError> {
+    /// Appends `events[self.written..]` to the file as JSONL, then lets go of those the retention rule
+    /// does not keep.
+    fn write_pending(&mut self, events: &mut Vec<Event>) -> Result<(), TranscriptError> {
         let Some(new) = events.get(self.written..).filter(|e| !e.is_empty()) else {
             return Ok(());
         };
@@ -172,6 +192,14 @@ impl Sink {
             .open(&self.path)
             .and_then(|mut f| f.write_all(&buf))
             .map_err(|e| self.error(e))?;
+        if let Some(keep) = self.keep {
+            let mut i = 0;
+            let written = self.written;
+            events.retain(|e| {
+                i += 1;
+                i <= written || keep(e)
+            });
+        }
         self.written = events.len();
         self.pending = 0;
         Ok(())
@@ -182,7 +210,7 @@ impl Drop for Transcript {
     fn drop(&mut self) {
         // What a dropped `BufWriter` does: write the rest, ignoring errors nobody could receive.
         if let Some(sink) = &mut self.sink {
-            let _ = sink.write_pending(&self.events);
+            let _ = sink.write_pending(&mut self.events);
         }
     }
 }
@@ -192,6 +220,10 @@ impl Transcript {
     pub fn in_memory() -> Transcript {
         Transcript {
             events: Vec::new(),
+            len: 0,
+            usage: Usage::default(),
+            evaluation_usage: Usage::default(),
+            gameplay_usage: Usage::default(),
             sink: None,
         }
     }
@@ -203,19 +235,29 @@ impl Transcript {
             path: path.display().to_string(),
             source,
         })?;
-        Ok(Transcript {
-            events: Vec::new(),
-            sink: Some(Sink {
-                path: path.to_path_buf(),
-                written: 0,
-                pending: 0,
-            }),
-        })
+        let mut t = Transcript::in_memory();
+        t.sink = Some(Sink {
+            path: path.to_path_buf(),
+            written: 0,
+            pending: 0,
+            keep: None,
+        });
+        Ok(t)
+    }
+
+    /// Keeps in memory, once written to the file, only the events `keep` accepts; [`Transcript::events`]
+    /// then holds those and the events not yet written. No effect on a transcript kept in memory only:
+    /// there the memory is the only copy.
+    pub fn retaining(mut self, keep: fn(&Event) -> bool) -> Transcript {
+        if let Some(sink) = &mut self.sink {
+            sink.keep = Some(keep);
+        }
+        self
     }
 
     /// Appends an event in the given stage and returns its sequence number.
     pub fn push(&mut self, stage: &str, d: Draft) -> Result<u64, TranscriptError> {
-        let seq = self.events.len() as u64;
+        let seq = self.len;
         let e = Event {
             seq,
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
@@ -228,13 +270,22 @@ impl Transcript {
             usage: (!d.usage.is_empty()).then_some(d.usage),
             data: d.data,
         };
+        if let Some(u) = e.usage {
+            self.usage += u;
+            if e.stage == EVALUATION {
+                self.evaluation_usage += u;
+            } else {
+                self.gameplay_usage += u;
+            }
+        }
         // Serialised when written: the text dominates an event's size.
         let size = e.text.len() + 256;
         self.events.push(e);
+        self.len += 1;
         if let Some(sink) = &mut self.sink {
             sink.pending += size;
             if sink.pending >= FILE_CHUNK {
-                sink.write_pending(&self.events)?;
+                sink.write_pending(&mut self.events)?;
             }
         }
         Ok(seq)
@@ -243,18 +294,112 @@ impl Transcript {
     /// Flushes the file.
     pub fn flush(&mut self) -> Result<(), TranscriptError> {
         match &mut self.sink {
-            Some(sink) => sink.write_pending(&self.events),
+            Some(sink) => sink.write_pending(&mut self.events),
             None => Ok(()),
         }
     }
 
-    /// The events so far.
+    /// The events in memory: all of them, unless a retention rule let written ones go
+    /// ([`Transcript::retaining`]).
     pub fn events(&self) -> &[Event] {
         &self.events
     }
 
+    /// How many events the game has logged, whether or not they are still in memory.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing has been logged yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Total usage of every event: the game's bill.
     pub fn usage(&self) -> Usage {
-        self.events.iter().filter_map(|e| e.usage).sum()
+        self.usage
+    }
+
+    /// Usage of the events of the `evaluation` stage, and of all the others: the bill by phase.
+    pub fn usage_by_stage(&self) -> (Usage, Usage) {
+        (self.evaluation_usage, self.gameplay_usage)
+    }
+}
+
+/// The stage whose events are evaluation's (every other stage is play).
+const EVALUATION: &str = "evaluation";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(cost: f64) -> Usage {
+        Usage {
+            calls: 1,
+            prompt_tokens: 10,
+            cost_usd: cost,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn written_events_the_rule_does_not_keep_leave_memory_but_not_the_file_or_the_bill() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("transcript.jsonl");
+        let mut t = Transcript::to_file(&path)
+            .expect("the file is created")
+            .retaining(|e| e.visible_to == Visibility::All);
+        let long = "x".repeat(FILE_CHUNK);
+        t.push("play", Draft::public("speech", "Ann", None, "hello"))
+            .expect("pushed");
+        t.push(
+            "play",
+            Draft::private("memory_recall", "Ann", &["Ann"], long.clone()).with_usage(usage(0.1)),
+        )
+        .expect("pushed, and written: the chunk is full");
+        t.push(
+            "evaluation",
+            Draft::private("answer", "Ann", &["Ann"], "no").with_usage(usage(0.2)),
+        )
+        .expect("pushed");
+        let kinds = |t: &Transcript| {
+            t.events()
+                .iter()
+                .map(|e| e.kind.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(&t),
+            ["speech", "answer"],
+            "the written private step let go, the unwritten kept"
+        );
+        assert_eq!(t.len(), 3);
+        assert_eq!(
+            t.usage().calls,
+            2,
+            "the bill counts the step that left memory"
+        );
+        let (evaluation, play) = t.usage_by_stage();
+        assert_eq!((evaluation.cost_usd, play.cost_usd), (0.2, 0.1));
+        t.flush().expect("flushed");
+        assert_eq!(kinds(&t), ["speech"]);
+        let file = std::fs::read_to_string(&path).expect("the file reads");
+        let seqs: Vec<u64> = file
+            .lines()
+            .map(|l| serde_json::from_str::<Event>(l).expect("an event").seq)
+            .collect();
+        assert_eq!(seqs, [0, 1, 2], "the file has every event, in order");
+    }
+
+    #[test]
+    fn without_a_file_every_event_stays() {
+        let mut t = Transcript::in_memory().retaining(|_| false);
+        t.push(
+            "play",
+            Draft::private("memory_recall", "Ann", &["Ann"], "x"),
+        )
+        .expect("pushed");
+        t.flush().expect("nothing to flush");
+        assert_eq!(t.events().len(), 1, "memory is the only copy");
     }
 }

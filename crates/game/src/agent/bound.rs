@@ -11,6 +11,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Runs units of work that do not depend on one another and returns their results in the order given,
@@ -18,9 +19,34 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 /// here; callers then record the results in that order, which is what keeps the transcript the same.
 ///
 /// The units run concurrently within the calling task (no task is spawned, so they may borrow from
-/// the caller); their model calls wait for places under the game's [`CallBound`].
-pub async fn together<F: Future>(units: impl IntoIterator<Item = F>) -> Vec<F::Output> {
-    futures::future::join_all(units).await
+/// the caller), but no more of them are started at once than `bound` admits calls: a unit builds its
+/// prompt when it starts, so a batch larger than the bound (an evaluation asks every question of every
+/// character at once) would otherwise hold every prompt, and a request task for each, while most of
+/// them wait for a place. A unit is started as soon as any running one finishes. The bound's permits
+/// are taken by the calls inside the units, never here, so nesting batches cannot deadlock.
+pub async fn together<F: Future>(
+    bound: &CallBound,
+    units: impl IntoIterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut units = units.into_iter().enumerate();
+    let mut out: Vec<(usize, F::Output)> = Vec::with_capacity(units.size_hint().0);
+    let mut running = FuturesUnordered::new();
+    for (i, unit) in units.by_ref().take(bound.calls) {
+        running.push(indexed(i, unit));
+    }
+    while let Some(done) = running.next().await {
+        out.push(done);
+        if let Some((i, unit)) = units.next() {
+            running.push(indexed(i, unit));
+        }
+    }
+    out.sort_unstable_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, o)| o).collect()
+}
+
+/// A unit's result with its place in the batch.
+async fn indexed<F: Future>(i: usize, unit: F) -> (usize, F::Output) {
+    (i, unit.await)
 }
 
 /// The bound's default: enough to overlap a stage's sensor readings or a wave of ballots, small enough
@@ -29,22 +55,28 @@ pub const DEFAULT_CALL_CONCURRENCY: usize = 16;
 
 /// A game's bound on model calls in flight (a cheap handle; clones share the bound).
 #[derive(Debug, Clone)]
-pub struct CallBound(Arc<Semaphore>);
+pub struct CallBound {
+    permits: Arc<Semaphore>,
+    /// How many calls the bound admits at once (the semaphore's size).
+    calls: usize,
+}
 
 impl CallBound {
     /// At most `calls` at once; 0 is read as 1 and anything above the semaphore's limit as that limit
     /// (in effect unbounded).
     pub fn new(calls: usize) -> CallBound {
-        CallBound(Arc::new(Semaphore::new(
-            calls.clamp(1, Semaphore::MAX_PERMITS),
-        )))
+        let calls = calls.clamp(1, Semaphore::MAX_PERMITS);
+        CallBound {
+            permits: Arc::new(Semaphore::new(calls)),
+            calls,
+        }
     }
 
     /// Waits for a permit to make one call; the call may proceed while the permit lives. The semaphore is
     /// never closed, so `None` (no permit) cannot happen in practice; the call then proceeds unbounded
     /// rather than not at all.
     pub async fn enter(&self) -> Option<SemaphorePermit<'_>> {
-        self.0.acquire().await.ok()
+        self.permits.acquire().await.ok()
     }
 }
 
@@ -72,5 +104,30 @@ mod tests {
             "a finished call frees a place"
         );
         assert!(CallBound::new(0).enter().await.is_some(), "0 is read as 1");
+    }
+
+    #[tokio::test]
+    async fn a_batch_starts_no_more_units_than_the_bound_admits_and_keeps_their_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let bound = CallBound::new(3);
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let units = (0..10u64).map(|i| {
+            let (running, most) = (&running, &most);
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                // Later units finish first, so the results come back out of order.
+                tokio::time::sleep(std::time::Duration::from_millis(10 * (10 - i))).await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                i * i
+            }
+        });
+        let out = together(&bound, units).await;
+        assert_eq!(out, (0..10u64).map(|i| i * i).collect::<Vec<_>>());
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            3,
+            "three units at a time, never more"
+        );
     }
 }

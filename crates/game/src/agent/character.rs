@@ -325,11 +325,12 @@ async fn evaluate(
             (item.question, unit)
         })
         .collect();
+    let bound = cx.bound().clone();
     let mut work = Vec::with_capacity(units.len());
     for (question, unit) in units {
         work.push(answer(agent, unit, question));
     }
-    together(work).await
+    together(&bound, work).await
 }
 
 /// One evaluation answer in its own context, as a turn.

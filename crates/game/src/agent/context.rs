@@ -259,8 +259,10 @@ impl Context {
         Arc::make_mut(&mut self.view).release_all();
     }
 
+    /// The games of a sweep build equal prompts for equal characters: one copy is kept for all of them
+    /// ([`sleuth_base::memo::shared_text`]).
     pub(super) fn set_system(&mut self, system: String) {
-        self.system = Arc::from(system);
+        self.system = sleuth_base::memo::shared_text(system);
     }
 
     /// Starts a request's turn afresh: steps and usage of a failed request are not carried over.
@@ -359,6 +361,12 @@ impl Context {
         self.call_full(None, purpose, user, max_tokens, schema, phase, false)
             .await
             .map(|(text, json, _)| (text, json))
+    }
+
+    /// The game's bound on model calls in flight, for batching this character's independent work
+    /// ([`super::together`]).
+    pub fn bound(&self) -> &CallBound {
+        &self.bound
     }
 
     /// One call through the gateway, with `system` in place of the character's system prompt if given;

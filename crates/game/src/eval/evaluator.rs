@@ -285,7 +285,8 @@ async fn answer_and_grade(
             }
         });
     }
-    let (factual, rationale) = futures::join!(together(factual), together(rationale));
+    let (factual, rationale) =
+        futures::join!(together(&st.bound, factual), together(&st.bound, rationale));
     Answered {
         name: name.clone(),
         turns: turns.into(),
@@ -343,7 +344,8 @@ async fn evaluate(
             None => None,
         }
     };
-    let (mut answered, mirage_judged) = futures::join!(together(characters), mirage_judging);
+    let (mut answered, mirage_judged) =
+        futures::join!(together(&st.bound, characters), mirage_judging);
     let (factual, inferential) = record_answers(st, t, &mut answered)?;
     let choice = record_choices(st, t, &mut answered)?;
     let mirage = match (mirage_plan, mirage_judged) {

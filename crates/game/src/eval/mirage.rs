@@ -24,7 +24,7 @@ use super::rouge::rouge_l;
 use super::scores::{MirageCharacterScores, MirageOutcome, MirageScores};
 use super::EvalError;
 use crate::agent::{together, CallBound};
-use crate::transcript::{Draft, Transcript, Visibility};
+use crate::transcript::{Draft, Event, Transcript, Visibility};
 use sleuth_llm::LlmError;
 use sleuth_llm::{SampleCounter, Usage};
 use sleuth_script::{Character, Language, Script};
@@ -196,7 +196,7 @@ pub(super) async fn judge(
     for c in &plan.characters {
         work.push(judge_character(plan, c, judge, game_id, bound));
     }
-    together(work).await
+    together(bound, work).await
 }
 
 async fn judge_character(
@@ -226,7 +226,7 @@ async fn judge_character(
             }
         });
     }
-    let (abilities, parts) = futures::join!(together(abilities), together(parts));
+    let (abilities, parts) = futures::join!(together(bound, abilities), together(bound, parts));
     Judged { abilities, parts }
 }
 
@@ -337,13 +337,24 @@ fn script_parts(c: &Character, summary: Option<String>) -> Vec<(&'static str, St
     ]
 }
 
+/// Whether evaluation reads `e` again after play: what [`public_history`] and [`script_summary`] read
+/// (MIRAGE's scoring; the other protocols' evaluation reads no event of play). The game's transcript
+/// lets every other event go from memory once it is in the file ([`Transcript::retaining`]), so the two
+/// must change together: a reader of another kind of event here needs it added.
+pub fn reads_after_play(e: &Event) -> bool {
+    e.visible_to == Visibility::All || e.kind == SUMMARY
+}
+
+/// The kind of a MIRAGE agent's summary step.
+const SUMMARY: &str = "summary";
+
 /// The last summary of its script that `name`'s agent played from, if it summarised it.
 fn script_summary(t: &Transcript, name: &str) -> Option<String> {
     t.events()
         .iter()
         .rev()
         .find(|e| {
-            e.kind == "summary"
+            e.kind == SUMMARY
                 && e.speaker == name
                 && e.data
                     .as_ref()

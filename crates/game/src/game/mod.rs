@@ -170,7 +170,8 @@ pub async fn play_with_prompts(
         None
     };
     let transcript = match &config.transcript_path {
-        Some(p) => Transcript::to_file(p)?,
+        // Once written, only what evaluation reads again stays in memory.
+        Some(p) => Transcript::to_file(p)?.retaining(crate::eval::reads_after_play),
         None => Transcript::in_memory(),
     };
     let make = |choice: &JudgeChoice, prompts: &Option<Arc<Prompts>>| match (choice, prompts) {

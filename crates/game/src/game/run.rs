@@ -11,7 +11,7 @@ use std::time::Instant;
 use ractor::{ActorRef, RpcReplyPort};
 
 use super::{GameError, HostLines, ProtocolSettings};
-use crate::agent::{together, AgentError, CharacterMsg, Turn};
+use crate::agent::{together, AgentError, CallBound, CharacterMsg, Turn};
 use crate::memory::MemoryMsg;
 use crate::transcript::{Draft, Transcript, Visibility};
 use sleuth_base::telemetry as tm;
@@ -28,6 +28,9 @@ pub struct HostArgs {
     pub plays: bool,
     pub game_id: String,
     pub progress: Option<indicatif::ProgressBar>,
+    /// The game's bound on model calls in flight: the host asks no more characters at once than it
+    /// admits, since each asked character builds its prompt at once.
+    pub bound: CallBound,
 }
 
 /// One play-through: the host's settings and the transcript being written.
@@ -134,7 +137,7 @@ impl<'a> Run<'a> {
                 phase: Phase::Gameplay,
                 purpose: "memory_index".into(),
             };
-            let event = self.transcript.events().len() as u64;
+            let event = self.transcript.len();
             let text = d.text.clone();
             let r = self
                 .args
@@ -193,7 +196,7 @@ impl<'a> Run<'a> {
         for (who, make) in asks {
             work.push(self.request_owned(who, make));
         }
-        together(work).await
+        together(&self.args.bound, work).await
     }
 
     async fn request_owned(

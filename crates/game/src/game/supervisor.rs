@@ -126,6 +126,7 @@ impl Actor for GameActor {
             plays: args.config.frameworks().iter().all(|f| f.plays()),
             game_id: args.config.game_id.clone(),
             progress: args.config.progress.clone(),
+            bound: bound.clone(),
         };
         let (host, _) = Actor::spawn_linked(None, Host, host_args, cell.clone()).await?;
         names.insert(host.get_id(), "host".to_string());
@@ -284,16 +285,11 @@ async fn run(
         .into_iter()
         .map(str::to_string)
         .collect();
-    let mut by_phase = PhaseUsage::default();
-    for e in transcript.events() {
-        if let Some(u) = e.usage {
-            if e.stage == "evaluation" {
-                by_phase.evaluation += u;
-            } else {
-                by_phase.gameplay += u;
-            }
-        }
-    }
+    let (evaluation, gameplay) = transcript.usage_by_stage();
+    let by_phase = PhaseUsage {
+        gameplay,
+        evaluation,
+    };
     let usage: Usage = transcript.usage();
     let c = &args.config;
     let p = &c.protocol;
@@ -380,7 +376,7 @@ async fn run(
         usage,
         usage_by_phase: by_phase,
         settings,
-        events: transcript.events().len(),
+        events: transcript.len() as usize,
         duration_seconds: st.started.elapsed().as_secs_f64(),
         spec: Some(c.spec(&args.script, args.gateway.provider())),
     })

@@ -339,11 +339,12 @@ impl Agent for Mirage {
             let budget = 40 + 12 * others.len() as u32 + THOUGHT_TOKENS;
             asks.push((module, prompt, schema, budget, cx.fork_calls(1)));
         }
+        let bound = cx.bound().clone();
         let mut work = Vec::with_capacity(asks.len());
         for (module, prompt, schema, budget, unit) in asks {
             work.push(self.scored(unit, module, prompt, schema, budget));
         }
-        let answered = together(work).await;
+        let answered = together(&bound, work).await;
         let mut data = Map::new();
         for (module, unit, r) in answered {
             let v = r?;

@@ -80,11 +80,12 @@ impl Player {
             let unit = cx.fork_calls(jobs.len() as u64);
             units.push((target, jobs, unit));
         }
+        let bound = cx.bound().clone();
         let mut work = Vec::with_capacity(units.len());
         for (target, jobs, unit) in units {
             work.push(sense_unit(unit, target, &all_victims, jobs, round));
         }
-        let sensed = together(work).await;
+        let sensed = together(&bound, work).await;
         for (unit, r) in sensed {
             let readings = r?;
             cx.join(unit)?;
@@ -248,12 +249,13 @@ async fn sense_target(
 ) -> Result<Vec<(ReadingKey, Reading)>, AgentError> {
     let query = cx.lines().query_about(target, all_victims);
     let dialog = cx.recall_texts(&query, Phase::Gameplay).await?;
+    let bound = cx.bound().clone();
     let mut work = Vec::with_capacity(jobs.len());
     for (sensor, victim) in jobs {
         let unit = cx.fork_calls(1);
         work.push(read_unit(unit, sensor, (target, victim), &dialog, round));
     }
-    let read = together(work).await;
+    let read = together(&bound, work).await;
     let mut out = Vec::with_capacity(read.len());
     for ((unit, r), (sensor, victim)) in read.into_iter().zip(jobs) {
         let reading = r?;

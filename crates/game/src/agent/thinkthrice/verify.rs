@@ -38,11 +38,12 @@ pub(super) async fn verify(
         let user = cx.prompts().render("sv_check", context! { claim => f })?;
         checks.push((user, cx.fork_calls(1)));
     }
+    let bound = cx.bound().clone();
     let mut work = Vec::with_capacity(checks.len());
     for (user, unit) in checks {
         work.push(check(unit, user, s.clone(), phase));
     }
-    let checked = together(work).await;
+    let checked = together(&bound, work).await;
     let mut supported = 0;
     let mut verdicts = Vec::new();
     for (unit, r) in checked {
