@@ -27,7 +27,7 @@ use ractor::{Actor, ActorRef};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::file::LoadedSweep;
+use super::file::{LoadedSweep, SweepFile};
 use super::models;
 use super::node::{self, AssembledNode, NodeSetup};
 use super::plan::Plan;
@@ -125,6 +125,11 @@ pub async fn run_with(
     .await;
     let queued = queue.len() + waiting.len();
     let run_id = start_run(store.as_ref(), &sweep_id).await?;
+    let concurrency = opts
+        .concurrency
+        .or(plan.sweep.file.concurrency)
+        .unwrap_or(64)
+        .max(1);
     let (already, budget) = sweep_budget(&plan, store.as_ref(), &sweep_id).await?;
     let (batch_queue, ready) = batch.unzip();
     let node = node::assemble(
@@ -148,15 +153,10 @@ pub async fn run_with(
         out: dir.root().to_path_buf(),
         sweep: sweep_id.clone(),
         run: run_id.clone(),
-        call_concurrency: plan.sweep.file.gateway.game_concurrency,
+        call_concurrency: game_call_bound(&plan.sweep.file, concurrency),
         batch: batch_queue.clone(),
     }));
     let counters = Arc::new(Counters::default());
-    let concurrency = opts
-        .concurrency
-        .or(plan.sweep.file.concurrency)
-        .unwrap_or(64)
-        .max(1);
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let (scheduler, _) = Actor::spawn_linked(
         None,
@@ -427,5 +427,77 @@ fn spent_with(already: Spent, ledger: &Ledger) -> Spent {
         tokens: already.tokens
             + t.prompt_tokens.load(Ordering::Relaxed)
             + t.completion_tokens.load(Ordering::Relaxed),
+    }
+}
+
+/// The bound on model calls in flight each game of the sweep gets: `[gateway] game_concurrency` when
+/// set; otherwise, when every endpoint model has a `max_concurrency`, about twice each game's share
+/// of the slots (all of them over the games in flight), between 2 and the game's default.
+///
+/// A game issues its independent calls together (evaluation asks every question of every character
+/// at once), and a call that waits for an endpoint's slot holds its prompt and its request task while
+/// it waits. With 5,000 games in flight sharing 1,000 slots a game gets 0.2 slots on average, and the
+/// default bound of 16 let each hold a dozen waiting calls at its evaluation (issue 32: 400 KiB per
+/// game at the high-water mark against 327 KiB with a bound of 2, the endpoint kept as busy). Two
+/// keeps a next call ready whenever one returns. A sweep with an unbounded endpoint (or only the
+/// simulated model) keeps the default: nothing waits there.
+fn game_call_bound(file: &SweepFile, games_in_flight: usize) -> Option<usize> {
+    if let Some(n) = file.gateway.game_concurrency {
+        return Some(n);
+    }
+    let mut slots = 0usize;
+    for m in file.models.values().filter(|m| m.provider != "simulated") {
+        slots += m.max_concurrency? as usize;
+    }
+    if slots == 0 {
+        return None;
+    }
+    let share = (2 * slots).div_ceil(games_in_flight.max(1));
+    Some(share.clamp(2, sleuth_game::agent::DEFAULT_CALL_CONCURRENCY))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::ModelEntry;
+
+    fn sweep(models: &[(&str, Option<u32>)], set: Option<usize>) -> SweepFile {
+        let mut file = SweepFile::default();
+        for (provider, max) in models {
+            file.models.insert(
+                format!("{provider}-{}", file.models.len()),
+                ModelEntry {
+                    provider: provider.to_string(),
+                    max_concurrency: *max,
+                    ..ModelEntry::default()
+                },
+            );
+        }
+        file.gateway.game_concurrency = set;
+        file
+    }
+
+    #[test]
+    fn a_game_gets_about_twice_its_share_of_the_endpoint_slots() {
+        let one = sweep(&[("openai", Some(1000))], None);
+        assert_eq!(game_call_bound(&one, 5000), Some(2), "0.2 slots a game: 2");
+        assert_eq!(game_call_bound(&one, 300), Some(7), "3.3 slots a game: 7");
+        assert_eq!(game_call_bound(&one, 10), Some(16), "capped at the default");
+        let two = sweep(&[("openai", Some(300)), ("openai", Some(300))], None);
+        assert_eq!(
+            game_call_bound(&two, 200),
+            Some(6),
+            "slots of every endpoint model"
+        );
+    }
+
+    #[test]
+    fn a_set_bound_wins_and_an_unbounded_endpoint_keeps_the_default() {
+        let set = sweep(&[("openai", Some(1000))], Some(9));
+        assert_eq!(game_call_bound(&set, 5000), Some(9));
+        let unbounded = sweep(&[("openai", Some(1000)), ("openai", None)], None);
+        assert_eq!(game_call_bound(&unbounded, 5000), None);
+        let simulated = sweep(&[("simulated", None)], None);
+        assert_eq!(game_call_bound(&simulated, 5000), None);
     }
 }

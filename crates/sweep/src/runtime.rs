@@ -68,7 +68,8 @@ pub struct RuntimeParts {
     pub out: PathBuf,
     pub sweep: String,
     pub run: String,
-    /// Model calls one game may have in flight (`gateway.game_concurrency`).
+    /// Model calls one game may have in flight (`gateway.game_concurrency`, or the runner's choice
+    /// from the endpoints' slots); `None`: the game's default.
     pub call_concurrency: Option<usize>,
     /// The run's batch queue, when a model's evaluation goes through batches.
     pub batch: Option<Arc<BatchQueue>>,
