@@ -32,6 +32,7 @@ mod first_build;
 mod frameworks;
 mod game;
 mod golden;
+mod humans;
 mod import_mirage;
 mod import_mirage_full;
 mod import_wellplay;

@@ -16,6 +16,7 @@
 //! Everything a run needs is checked before the first LLM call (script, framework, modules, provider
 //! key, pricing table, prompts), so bad input costs nothing.
 
+mod annotate;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 mod import;
@@ -35,6 +36,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use sleuth_base::shutdown::Shutdown;
 
+pub use annotate::AnnotateCommand;
 pub use import::ImportCommand;
 pub use llm::LlmArgs;
 pub use play::PlayArgs;
@@ -59,6 +61,9 @@ pub enum Command {
     Import(ImportCommand),
     /// Tables and figures of the papers (Markdown, HTML, CSV, PNG, SVG) from finished games.
     Report(ReportArgs),
+    /// The papers' human studies over a run: annotation campaigns (`docs/humans.md`).
+    #[command(subcommand)]
+    Annotate(AnnotateCommand),
     /// Many games from one sweep file: plan it, run it (resumably), see where it stands.
     #[command(subcommand)]
     Sweep(SweepCommand),
@@ -118,6 +123,7 @@ pub fn run(command: Command, shutdown: Shutdown) -> BoxFuture<'static, Result<()
             }
             Command::Import(cmd) => import::run(cmd),
             Command::Report(args) => report::run(&args),
+            Command::Annotate(cmd) => annotate::run(cmd),
             Command::Sweep(cmd) => sweep::run(cmd, shutdown).await,
             #[cfg(feature = "cluster")]
             Command::Coordinator(a) => cluster::coordinator(a, shutdown).await,

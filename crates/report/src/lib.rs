@@ -19,11 +19,13 @@
 
 pub mod ablation;
 pub mod arms;
+pub mod campaign;
 pub mod clues;
 pub mod csv;
 pub mod dataset;
 pub mod figures;
 mod html;
+pub mod humans;
 pub mod load;
 mod markdown;
 pub mod metrics;
@@ -401,11 +403,83 @@ pub fn generate(
     if let Some(note) = spend::ledger_note(path) {
         report.notes.push(note);
     }
+    let humans = human_sections(path, bootstrap.seed, &mut report.notes);
+    report.sections.extend(humans);
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| default_out(path));
     let written = write(&report, &out)?;
     Ok((report, written))
+}
+
+/// The papers' human figures from the run's annotation campaigns (`docs/humans.md`): ThinkThrice's
+/// Appendix A for each *responses* campaign, MIRAGE's Table 7 for each *rankings* campaign with answers.
+/// A run without a store or campaigns has none; a campaign whose answers cannot be read is noted.
+fn human_sections(path: &Path, seed: u64, notes: &mut Vec<String>) -> Vec<Section> {
+    let store = sleuth_store::rundir::RunDir::new(path).store();
+    if !path.is_dir() || !store.is_file() {
+        return Vec::new();
+    }
+    let annotations = match sleuth_store::annotations::Annotations::open(&store) {
+        Ok(a) => a,
+        Err(e) => {
+            notes.push(format!("annotation campaigns not read: {}", chain(&e)));
+            return Vec::new();
+        }
+    };
+    let campaigns = annotations.campaigns().unwrap_or_else(|e| {
+        notes.push(format!("annotation campaigns not read: {}", chain(&e)));
+        Vec::new()
+    });
+    let mut sections = Vec::new();
+    for c in campaigns {
+        match campaign_table(&annotations, &c, seed) {
+            Ok(Some(mut t)) => {
+                t.id = format!("{}_{}", t.id, c.id).into();
+                t.title = format!("{} (campaign {})", t.title, c.id);
+                sections.push(Section::Table(t));
+            }
+            Ok(None) => {}
+            Err(e) => notes.push(format!("campaign {}: {e}", c.id)),
+        }
+    }
+    sections
+}
+
+/// One campaign's table, `None` before anyone answered.
+fn campaign_table(
+    a: &sleuth_store::annotations::Annotations,
+    c: &sleuth_store::annotations::CampaignRow,
+    seed: u64,
+) -> Result<Option<Table>, String> {
+    let items: Vec<(u32, serde_json::Value)> = a
+        .items(&c.id)
+        .map_err(|e| chain(&e))?
+        .into_iter()
+        .map(|i| (i.item, i.hidden))
+        .collect();
+    let answers: Vec<(u32, String, serde_json::Value)> = a
+        .answers(&c.id)
+        .map_err(|e| chain(&e))?
+        .into_iter()
+        .map(|r| (r.item, r.annotator, r.answer))
+        .collect();
+    if answers.is_empty() {
+        return Ok(None);
+    }
+    match c.kind.as_str() {
+        "responses" => {
+            let ratings = humans::response_ratings(&items, &answers).map_err(|e| e.to_string())?;
+            Ok(Some(humans::appendix_a_table(&humans::appendix_a(
+                &ratings, seed,
+            ))))
+        }
+        "rankings" => {
+            let rankings = humans::rankings(&items, &answers).map_err(|e| e.to_string())?;
+            Ok(Some(humans::table7_table(&humans::table7(&rankings))))
+        }
+        other => Err(format!("kind '{other}' is not one this report knows")),
+    }
 }
 
 /// An error and its causes on one line.

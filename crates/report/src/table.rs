@@ -79,8 +79,9 @@ pub struct Row {
 /// A report table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
-    /// File stem of its CSV and its anchor in the HTML, e.g. `player_table_a3`.
-    pub id: &'static str,
+    /// File stem of its CSV and its anchor in the HTML, e.g. `player_table_a3`; owned for tables that
+    /// exist once per something of the run (a human figure per annotation campaign).
+    pub id: std::borrow::Cow<'static, str>,
     pub title: String,
     /// How to read it: what each number is, over what, and what is left out.
     pub note: String,
@@ -92,7 +93,7 @@ impl Table {
     /// A table with no rows yet.
     pub fn new(id: &'static str, title: &str, columns: Vec<Column>) -> Table {
         Table {
-            id,
+            id: id.into(),
             title: title.into(),
             note: String::new(),
             columns,

@@ -35,6 +35,14 @@ pub enum StoreError {
     /// A file of the run directory could not be created, opened or locked.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// What was to be created exists already (an annotation campaign of the same id): refused
+    /// rather than overwritten, since what it holds may be people's work.
+    #[error("{0}")]
+    Conflict(String),
+    /// What was named does not exist (a campaign, an item, an annotator): the caller's mistake, not
+    /// the store's, so it can be shown to whoever named it.
+    #[error("{0}")]
+    NotFound(String),
     /// Another process holds the run directory.
     #[error("the run directory {dir} is in use by another sleuth process (lock file {lock})")]
     Locked { dir: String, lock: String },

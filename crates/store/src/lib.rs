@@ -34,6 +34,7 @@ use futures::future::BoxFuture;
 pub use self::redis::RedisStore;
 pub use error::StoreError;
 pub use rundir::RunDir;
+pub use sqlite::annotations;
 pub use sqlite::read;
 pub use sqlite::read::StoreReader;
 pub use sqlite::SqliteStore;

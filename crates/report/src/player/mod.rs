@@ -30,7 +30,7 @@ pub const IDS: [&str; 3] = [figures::ID5, figures::ID6, table_a6::ID];
 pub fn annotate(sections: &mut [Section]) {
     for s in sections {
         if let Section::Table(t) = s {
-            match t.id {
+            match t.id.as_ref() {
                 "player_table_a3" => {
                     published_scripts::insert_a3(t);
                     published::a3_rows(t);

@@ -197,7 +197,7 @@ fn table_a4_holds_the_games_on_english_scripts() {
         .sections
         .iter()
         .filter_map(|s| match s {
-            Section::Table(t) => Some(t.id),
+            Section::Table(t) => Some(t.id.as_ref()),
             Section::Figure(_) => None,
         })
         .collect();

@@ -30,6 +30,7 @@ use tokio::sync::oneshot;
 
 use crate::error::StoreError;
 
+pub mod annotations;
 mod ops;
 pub mod read;
 mod rows;

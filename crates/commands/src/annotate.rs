@@ -1,0 +1,306 @@
+//! `sleuth annotate …`: the papers' human studies over a run directory (`docs/humans.md`).
+//!
+//! A campaign is drawn from the run's finished games (`sleuth_report::campaign`), kept in the run's
+//! store (`sleuth_store::sqlite::annotations`) with a token per annotator, answered item by item, and
+//! exported for analysis; `sleuth report` prints the papers' figures from the answers.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use rand::RngCore;
+use serde_json::{json, Value};
+
+use sleuth_report::campaign::{self, Kind, Settings};
+use sleuth_store::annotations::{Annotations, NewCampaign};
+use sleuth_store::rundir::RunDir;
+use sleuth_store::SqliteStore;
+
+/// `sleuth annotate …`
+#[derive(Debug, Subcommand)]
+pub enum AnnotateCommand {
+    /// Draw a campaign's items from a run and give each annotator a token (printed once).
+    Create(CreateArgs),
+    /// The run's campaigns and who has done what.
+    Status(StatusArgs),
+    /// Record one answer, as an annotator (the viewer's pages do the same).
+    Answer(AnswerArgs),
+    /// Write a campaign's items and answers as CSV and JSON.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The run directory (a sweep's `out`, or a directory of `sleuth play --out` games).
+    pub run: PathBuf,
+    /// The campaign's name, unique in the run.
+    #[arg(long)]
+    pub id: String,
+    /// `responses` (ThinkThrice Appendix A) or `rankings` (MIRAGE Table 7).
+    #[arg(long)]
+    pub kind: Kind,
+    /// Groups of responses (each one per condition), or MIRAGE games per condition.
+    #[arg(long, default_value_t = 20)]
+    pub per_condition: usize,
+    /// Annotators' names, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub annotators: Vec<String>,
+    /// The transcript event kind rated by a responses campaign.
+    #[arg(long, default_value = "introduction")]
+    pub stage: String,
+    /// Only conditions whose label contains this (repeatable; all by default).
+    #[arg(long = "condition")]
+    pub conditions: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    pub run: PathBuf,
+    /// One campaign (all when left out).
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    pub run: PathBuf,
+    /// The annotator's token (also read from SLEUTH_ANNOTATOR_TOKEN).
+    #[arg(long, env = "SLEUTH_ANNOTATOR_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// The item's number in the campaign.
+    #[arg(long)]
+    pub item: u32,
+    /// The answer as JSON (`docs/humans.md` gives its shape for each kind).
+    #[arg(long)]
+    pub answer: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    pub run: PathBuf,
+    pub id: String,
+    /// Where campaign.json, items.csv and answers.csv go.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub(super) fn run(cmd: AnnotateCommand) -> Result<()> {
+    match cmd {
+        AnnotateCommand::Create(a) => create(a),
+        AnnotateCommand::Status(a) => status(&a),
+        AnnotateCommand::Answer(a) => answer(&a),
+        AnnotateCommand::Export(a) => export(&a),
+    }
+}
+
+/// The run's annotation tables; a run of `sleuth play` games gets a store for them first.
+fn open(run: &Path) -> Result<Annotations> {
+    if !run.is_dir() {
+        bail!("{}: not a run directory", run.display());
+    }
+    let dir = RunDir::new(run);
+    if !dir.has_store() {
+        SqliteStore::open(&dir.store())
+            .with_context(|| format!("cannot create the run's store {}", dir.store().display()))?;
+    }
+    Annotations::open(&dir.store())
+        .with_context(|| format!("cannot open the run's store {}", dir.store().display()))
+}
+
+fn create(a: CreateArgs) -> Result<()> {
+    let mut names: Vec<String> = a.annotators.iter().map(|n| n.trim().to_string()).collect();
+    names.sort();
+    names.dedup();
+    if names.iter().any(|n| {
+        n.is_empty()
+            || !n
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+    }) {
+        bail!("--annotators: names are letters, digits, '-' and '_', comma-separated");
+    }
+    let settings = Settings {
+        kind: a.kind,
+        per_condition: a.per_condition,
+        stage: a.stage.clone(),
+        conditions: a.conditions.clone(),
+        seed: a.seed,
+    };
+    let store = open(&a.run)?;
+    if store.campaign(&a.id)?.is_some() {
+        bail!(
+            "{}: the run already has a campaign '{}'",
+            a.run.display(),
+            a.id
+        );
+    }
+    let drawn = campaign::draw(&a.run, &settings)?;
+    for note in &drawn.notes {
+        eprintln!("note: {note}");
+    }
+    if drawn.items.is_empty() {
+        bail!("no item could be drawn; nothing was created");
+    }
+    let tokens: Vec<(String, String)> = names.iter().map(|n| (n.clone(), new_token())).collect();
+    let items: Vec<(Value, Value)> = drawn
+        .items
+        .into_iter()
+        .map(|i| (i.shown, i.hidden))
+        .collect();
+    store.create_campaign(&NewCampaign {
+        id: &a.id,
+        kind: a.kind.as_str(),
+        settings: &serde_json::to_value(&settings)?,
+        annotators: &tokens,
+        items: &items,
+    })?;
+    println!(
+        "campaign {} ({}): {} item(s), {} annotator(s)",
+        a.id,
+        a.kind.as_str(),
+        items.len(),
+        tokens.len()
+    );
+    println!("tokens (shown once; give each annotator their own):");
+    for (name, token) in &tokens {
+        println!("  {name}\t{token}");
+    }
+    Ok(())
+}
+
+/// An unguessable token: 32 bytes from the operating system, hex.
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn status(a: &StatusArgs) -> Result<()> {
+    let store = open(&a.run)?;
+    let campaigns = match &a.id {
+        Some(id) => vec![store
+            .campaign(id)?
+            .with_context(|| format!("{}: no campaign '{id}'", a.run.display()))?],
+        None => store.campaigns()?,
+    };
+    if campaigns.is_empty() {
+        println!("no campaign in {}", a.run.display());
+    }
+    for c in campaigns {
+        println!(
+            "{} ({}), {} item(s), created {}",
+            c.id, c.kind, c.items, c.created_at
+        );
+        for p in store.progress(&c.id)? {
+            let last = p.last_answer_at.as_deref().unwrap_or("-");
+            println!(
+                "  {:<16} {:>5} / {:<5} last answer {last}",
+                p.annotator, p.done, p.total
+            );
+        }
+    }
+    Ok(())
+}
+
+fn answer(a: &AnswerArgs) -> Result<()> {
+    let store = open(&a.run)?;
+    let Some((id, annotator)) = store.annotator_for_token(&a.token)? else {
+        bail!(
+            "the token is not an annotator's token of a campaign in {}",
+            a.run.display()
+        );
+    };
+    let campaign = store
+        .campaign(&id)?
+        .with_context(|| format!("no campaign '{id}'"))?;
+    let item = store.item(&id, a.item)?.with_context(|| {
+        format!(
+            "campaign {id} has no item {} (it has {})",
+            a.item, campaign.items
+        )
+    })?;
+    let answer: Value = serde_json::from_str(&a.answer).context("--answer is not JSON")?;
+    check_answer(&campaign.kind, a.item, &annotator, &item.hidden, &answer)?;
+    store.record(&id, a.item, &annotator, &answer)?;
+    println!("{id}: item {} answered by {annotator}", a.item);
+    Ok(())
+}
+
+/// An answer is checked as the report will read it, before it is stored.
+fn check_answer(
+    kind: &str,
+    item: u32,
+    annotator: &str,
+    hidden: &Value,
+    answer: &Value,
+) -> Result<()> {
+    let items = [(item, hidden.clone())];
+    let answers = [(item, annotator.to_string(), answer.clone())];
+    match kind {
+        "responses" => {
+            let rated = sleuth_report::humans::response_ratings(&items, &answers)?;
+            let labels = hidden["responses"].as_object().map_or(0, |m| m.len());
+            if rated.len() != labels {
+                bail!(
+                    "item {item}: every response is rated ({labels} of them), {} were",
+                    rated.len()
+                );
+            }
+        }
+        "rankings" => {
+            sleuth_report::humans::rankings(&items, &answers)?;
+        }
+        other => bail!("campaign kind '{other}' is not known to this sleuth"),
+    }
+    Ok(())
+}
+
+fn export(a: &ExportArgs) -> Result<()> {
+    let store = open(&a.run)?;
+    let c = store
+        .campaign(&a.id)?
+        .with_context(|| format!("{}: no campaign '{}'", a.run.display(), a.id))?;
+    let items = store.items(&a.id)?;
+    let answers = store.answers(&a.id)?;
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let campaign_json = json!({
+        "id": c.id, "kind": c.kind, "settings": c.settings, "created_at": c.created_at,
+        "annotators": c.annotators,
+        "items": items.iter().map(|i| json!({"item": i.item, "shown": i.shown, "hidden": i.hidden})).collect::<Vec<_>>(),
+        "answers": answers.iter().map(|r| json!({"item": r.item, "annotator": r.annotator, "answer": r.answer, "answered_at": r.answered_at})).collect::<Vec<_>>(),
+    });
+    let path = a.out.join("campaign.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&campaign_json)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = csv::Writer::from_path(a.out.join("items.csv"))?;
+    w.write_record(["item", "shown", "hidden"])?;
+    for i in &items {
+        w.write_record([
+            i.item.to_string(),
+            i.shown.to_string(),
+            i.hidden.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    let mut w = csv::Writer::from_path(a.out.join("answers.csv"))?;
+    w.write_record(["item", "annotator", "answered_at", "answer"])?;
+    for r in &answers {
+        w.write_record([
+            r.item.to_string(),
+            r.annotator.clone(),
+            r.answered_at.clone(),
+            r.answer.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    println!(
+        "{}: {} item(s), {} answer(s) -> {}",
+        c.id,
+        items.len(),
+        answers.len(),
+        a.out.display()
+    );
+    Ok(())
+}
