@@ -209,6 +209,20 @@ fn two_annotators_rate_responses_and_the_report_prints_appendix_a_with_alpha() {
         "{status}"
     );
 
+    // The export's tidy table: one row per rating, the condition joined in.
+    exported(dir, "run", "intro");
+    let ratings =
+        std::fs::read_to_string(dir.join("export-intro/ratings.csv")).expect("ratings.csv");
+    assert_eq!(
+        ratings.lines().count(),
+        1 + 2 * 3 * 2,
+        "annotators x groups x responses:\n{ratings}"
+    );
+    assert!(ratings
+        .lines()
+        .skip(1)
+        .all(|l| l.contains("O-CoT") || l.contains("ThinkThrice")));
+
     ok(dir, &["report", "run"]);
     let md = std::fs::read_to_string(dir.join("run/report/report.md")).expect("report.md");
     assert!(
@@ -302,6 +316,18 @@ fn a_rankings_campaign_gives_table_7s_tau_against_the_judge() {
             ],
         );
     }
+    exported(dir, "run", "ranks");
+    let rankings =
+        std::fs::read_to_string(dir.join("export-ranks/rankings.csv")).expect("rankings.csv");
+    let characters = items[0]["shown"]["characters"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(
+        rankings.lines().count(),
+        1 + 2 * 2 * characters,
+        "games x metrics x characters:\n{rankings}"
+    );
+
     ok(dir, &["report", "run"]);
     let md = std::fs::read_to_string(dir.join("run/report/report.md")).expect("report.md");
     assert!(

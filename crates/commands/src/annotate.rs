@@ -295,12 +295,89 @@ fn export(a: &ExportArgs) -> Result<()> {
         ])?;
     }
     w.flush()?;
+    let hidden: Vec<(u32, Value)> = items.iter().map(|i| (i.item, i.hidden.clone())).collect();
+    let given: Vec<(u32, String, Value)> = answers
+        .iter()
+        .map(|r| (r.item, r.annotator.clone(), r.answer.clone()))
+        .collect();
+    let tidy = tidy_answers(&c.kind, &hidden, &given, &a.out)?;
     println!(
-        "{}: {} item(s), {} answer(s) -> {}",
+        "{}: {} item(s), {} answer(s) -> {} (campaign.json, items.csv, answers.csv{tidy})",
         c.id,
         items.len(),
         answers.len(),
         a.out.display()
     );
     Ok(())
+}
+
+/// One row per rating (`ratings.csv`) or per ranked character (`rankings.csv`), with the conditions
+/// and the judge's scores joined in: the table an analysis starts from. Returns the file's name, for
+/// the summary line.
+fn tidy_answers(
+    kind: &str,
+    items: &[(u32, Value)],
+    answers: &[(u32, String, Value)],
+    out: &Path,
+) -> Result<&'static str> {
+    match kind {
+        "responses" => {
+            let mut w = csv::Writer::from_path(out.join("ratings.csv"))?;
+            w.write_record([
+                "item",
+                "label",
+                "condition",
+                "annotator",
+                "naturalness",
+                "truthfulness",
+                "informativeness",
+            ])?;
+            for r in sleuth_report::humans::response_ratings(items, answers)? {
+                let [n, t, i] = r.scores();
+                w.write_record([
+                    r.item.to_string(),
+                    r.label,
+                    r.condition,
+                    r.annotator,
+                    n.to_string(),
+                    t.to_string(),
+                    i.to_string(),
+                ])?;
+            }
+            w.flush()?;
+            Ok(", ratings.csv")
+        }
+        "rankings" => {
+            let mut w = csv::Writer::from_path(out.join("rankings.csv"))?;
+            w.write_record([
+                "item",
+                "game",
+                "model",
+                "judge",
+                "annotator",
+                "metric",
+                "position",
+                "character",
+                "judge_score",
+            ])?;
+            for r in sleuth_report::humans::rankings(items, answers)? {
+                for (pos, (name, score)) in r.judge_scores.iter().enumerate() {
+                    w.write_record([
+                        r.item.to_string(),
+                        r.game.clone(),
+                        r.model.clone(),
+                        r.judge.clone(),
+                        r.annotator.clone(),
+                        r.metric.names().0.to_string(),
+                        (pos + 1).to_string(),
+                        name.clone(),
+                        score.to_string(),
+                    ])?;
+                }
+            }
+            w.flush()?;
+            Ok(", rankings.csv")
+        }
+        _ => Ok(""),
+    }
 }
