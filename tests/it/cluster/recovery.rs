@@ -61,7 +61,9 @@ fn has_live_calls(con: &mut redis::Connection, sweep: &str, game: &str) -> bool 
 #[test]
 fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
     let Some((mut c, _, id)) =
-        start_and_submit(Options::default(), "kill", 6, &simulated_model(25))
+        // 40 ms a call (a game lasts ~4 s): at 25 ms a quiet machine finished the sweep before any
+        // worker had held a game for the 1.5 s the victim is chosen by.
+        start_and_submit(Options::default(), "kill", 6, &simulated_model(40))
     else {
         return;
     };
