@@ -28,6 +28,31 @@ fn game_of(con: &mut redis::Connection, entry: &str) -> Option<String> {
 
 /// Whether the ledger holds a live call of `game` in the sweep `sweep` whose answer the shared cache
 /// keeps (so a replay of the game, which makes the same calls, finds it there).
+/// How many ledger entries each run of the sweep holds, by source: what a failed check shows.
+fn ledger_sources(con: &mut redis::Connection, sweep: &str) -> BTreeMap<(String, String), usize> {
+    let runs: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(format!("{NS}:sweep-ledger-runs:{sweep}"))
+        .query(con)
+        .unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for run in runs {
+        let rows: Vec<String> = redis::cmd("LRANGE")
+            .arg(format!("{NS}:run-ledger:{run}"))
+            .arg(0)
+            .arg(-1)
+            .query(con)
+            .unwrap_or_default();
+        for e in rows
+            .iter()
+            .filter_map(|r| serde_json::from_str::<sleuth::store::LedgerEntry>(r).ok())
+        {
+            *out.entry((run.clone(), format!("{:?}", e.source)))
+                .or_default() += 1;
+        }
+    }
+    out
+}
+
 fn has_live_calls(con: &mut redis::Connection, sweep: &str, game: &str) -> bool {
     let runs: Vec<String> = redis::cmd("SMEMBERS")
         .arg(format!("{NS}:sweep-ledger-runs:{sweep}"))
@@ -144,7 +169,9 @@ fn a_killed_workers_games_finish_elsewhere_from_the_cache() {
     let progress = c.progress(&id).expect("progress");
     assert!(
         hits > 0,
-        "the killed worker's games replayed its calls from the cache: {last}; now {progress:?}"
+        "the killed worker's games replayed its calls from the cache: {last}; now {progress:?}; \
+         the ledger's entries by (run, source): {:?}; the victim held {held:?}",
+        ledger_sources(&mut con, &id)
     );
     assert_eq!(
         progress.live_calls, p.live_calls,
