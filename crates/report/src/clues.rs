@@ -6,8 +6,6 @@
 //! `key` true for a key clue. Its iteration is `data.iteration` when given, else the number that ends
 //! the stage name (`interaction_3` → 3).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use serde_json::Value;
@@ -32,29 +30,12 @@ impl Timeline {
     /// Reads the investigations from a transcript. A line that is not JSON is an error naming the file
     /// and line: a half-written transcript would otherwise silently lower the curve.
     pub fn read(path: &Path) -> Result<Timeline, ReportError> {
-        let file = File::open(path).map_err(|source| ReportError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
         let mut timeline = Timeline::default();
-        for (i, line) in BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|source| ReportError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let event: Value =
-                serde_json::from_str(&line).map_err(|source| ReportError::Transcript {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    source,
-                })?;
+        super::load::for_each_event(path, |event: Value| {
             if let Some(found) = investigation(&event) {
                 timeline.found.push(found);
             }
-        }
+        })?;
         Ok(timeline)
     }
 

@@ -6,6 +6,7 @@
 //! path given directly as a `result.json`, or a directory with no usable result at all, is an error.
 
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use super::ReportError;
@@ -172,6 +173,32 @@ fn find_results(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReportError> {
                 out.push(path);
             }
         }
+    }
+    Ok(())
+}
+
+/// Calls `each` with every event of a transcript, in order. A line that is not JSON is an error naming
+/// the file and line: a half-written transcript would otherwise silently change what is read from it.
+pub fn for_each_event<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    mut each: impl FnMut(T),
+) -> Result<(), ReportError> {
+    let read_err = |source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = fs::File::open(path).map_err(read_err)?;
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(read_err)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event = serde_json::from_str(&line).map_err(|source| ReportError::Transcript {
+            path: path.to_path_buf(),
+            line: i + 1,
+            source,
+        })?;
+        each(event);
     }
     Ok(())
 }

@@ -26,15 +26,13 @@ fn game_of(con: &mut redis::Connection, entry: &str) -> Option<String> {
     rows.into_iter().next()?.1.remove("game")
 }
 
-/// Whether the ledger holds a live call of `game` in the sweep `sweep` whose answer the shared cache
-/// keeps (so a replay of the game, which makes the same calls, finds it there).
-/// How many ledger entries each run of the sweep holds, by source: what a failed check shows.
-fn ledger_sources(con: &mut redis::Connection, sweep: &str) -> BTreeMap<(String, String), usize> {
+/// Every ledger entry of the sweep, with its run.
+fn ledger(con: &mut redis::Connection, sweep: &str) -> Vec<(String, sleuth::store::LedgerEntry)> {
     let runs: Vec<String> = redis::cmd("SMEMBERS")
         .arg(format!("{NS}:sweep-ledger-runs:{sweep}"))
         .query(con)
         .unwrap_or_default();
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     for run in runs {
         let rows: Vec<String> = redis::cmd("LRANGE")
             .arg(format!("{NS}:run-ledger:{run}"))
@@ -42,13 +40,20 @@ fn ledger_sources(con: &mut redis::Connection, sweep: &str) -> BTreeMap<(String,
             .arg(-1)
             .query(con)
             .unwrap_or_default();
-        for e in rows
-            .iter()
-            .filter_map(|r| serde_json::from_str::<sleuth::store::LedgerEntry>(r).ok())
-        {
-            *out.entry((run.clone(), format!("{:?}", e.source)))
-                .or_default() += 1;
-        }
+        out.extend(
+            rows.iter()
+                .filter_map(|r| serde_json::from_str(r).ok())
+                .map(|e| (run.clone(), e)),
+        );
+    }
+    out
+}
+
+/// How many ledger entries each run of the sweep holds, by source: what a failed check shows.
+fn ledger_sources(con: &mut redis::Connection, sweep: &str) -> BTreeMap<(String, String), usize> {
+    let mut out = BTreeMap::new();
+    for (run, e) in ledger(con, sweep) {
+        *out.entry((run, format!("{:?}", e.source))).or_default() += 1;
     }
     out
 }
@@ -56,35 +61,17 @@ fn ledger_sources(con: &mut redis::Connection, sweep: &str) -> BTreeMap<(String,
 /// How many of `game`'s live calls the ledger holds with their cache entry present: what a replay
 /// of the game can answer from the cache.
 fn cached_live_calls(con: &mut redis::Connection, sweep: &str, game: &str) -> usize {
-    let runs: Vec<String> = redis::cmd("SMEMBERS")
-        .arg(format!("{NS}:sweep-ledger-runs:{sweep}"))
-        .query(con)
-        .unwrap_or_default();
-    let mut n = 0;
-    for run in runs {
-        let rows: Vec<String> = redis::cmd("LRANGE")
-            .arg(format!("{NS}:run-ledger:{run}"))
-            .arg(0)
-            .arg(-1)
-            .query(con)
-            .unwrap_or_default();
-        let keys: Vec<String> = rows
-            .iter()
-            .filter_map(|r| serde_json::from_str::<sleuth::store::LedgerEntry>(r).ok())
-            .filter(|e| e.game == game && e.source == sleuth::store::CallSource::Live)
-            .filter_map(|e| e.key)
-            .collect();
-        n += keys
-            .iter()
-            .filter(|k| {
-                redis::cmd("EXISTS")
-                    .arg(format!("{NS}:cache:{k}"))
-                    .query::<u64>(con)
-                    .is_ok_and(|n| n == 1)
-            })
-            .count();
-    }
-    n
+    ledger(con, sweep)
+        .into_iter()
+        .filter(|(_, e)| e.game == game && e.source == sleuth::store::CallSource::Live)
+        .filter_map(|(_, e)| e.key)
+        .filter(|k| {
+            redis::cmd("EXISTS")
+                .arg(format!("{NS}:cache:{k}"))
+                .query::<u64>(con)
+                .is_ok_and(|n| n == 1)
+        })
+        .count()
 }
 
 /// Check 2: A worker SIGKILLed while it plays: the sweep still finishes, every game is done once,

@@ -7,8 +7,6 @@
 //! `hidden`, and what the annotator sees in `shown`, which never names a framework, model, arm, game id or
 //! file: the study is blind.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use rand::seq::SliceRandom;
@@ -123,12 +121,8 @@ fn chosen_conditions(g: &crate::Grouping, settings: &Settings) -> Vec<usize> {
 /// A generator for one purpose of one campaign: the campaign's seed and a name, so that adding a
 /// condition does not reshuffle another's draw.
 fn rng(seed: u64, purpose: &str) -> ChaCha8Rng {
-    let mut s = seed ^ 0x9e37_79b9_7f4a_7c15;
-    for b in purpose.bytes() {
-        s = s.rotate_left(5) ^ u64::from(b);
-        s = s.wrapping_mul(0x100_0000_01b3);
-    }
-    ChaCha8Rng::seed_from_u64(s)
+    let named = sleuth_base::memo::key(purpose.as_bytes()) as u64;
+    ChaCha8Rng::seed_from_u64(seed ^ named)
 }
 
 /// `items` shuffled by a generator named `purpose`.
@@ -139,27 +133,8 @@ fn shuffled<T>(mut items: Vec<T>, seed: u64, purpose: &str) -> Vec<T> {
 
 /// The events of a game's transcript.
 fn read_events(path: &Path) -> Result<Vec<Event>, ReportError> {
-    let file = File::open(path).map_err(|source| ReportError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
     let mut events = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|source| ReportError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        events.push(
-            serde_json::from_str(&line).map_err(|source| ReportError::Transcript {
-                path: path.to_path_buf(),
-                line: i + 1,
-                source,
-            })?,
-        );
-    }
+    crate::load::for_each_event(path, |e| events.push(e))?;
     Ok(events)
 }
 
