@@ -1,8 +1,9 @@
 //! Annotation campaigns end to end through the `sleuth` binary (`docs/humans.md`): a *responses*
 //! campaign over games of two frameworks, answered by two annotators, gives the report ThinkThrice's
 //! Appendix A figure with Krippendorff's α computed from their answers; a *rankings* campaign over
-//! MIRAGE games gives MIRAGE Table 7's Kendall τ against the judge. The viewer's pages for annotators
-//! are not built yet: answers go in through `sleuth annotate answer`, checked as the pages will be.
+//! MIRAGE games gives MIRAGE Table 7's Kendall τ against the judge. Answers go in through `sleuth
+//! annotate answer`, checked by the same function as the viewer's pages (`tests/it/viewer/annotate.rs`
+//! drives those in a browser).
 
 use crate::common;
 

@@ -33,6 +33,7 @@ mod frameworks;
 mod game;
 mod golden;
 mod humans;
+mod humans_questions;
 mod import_mirage;
 mod import_mirage_full;
 mod import_wellplay;

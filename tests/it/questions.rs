@@ -212,6 +212,7 @@ async fn an_invalid_result_leaves_the_file_unchanged() {
         question: "Who is this?".into(),
         answer: "nobody".into(),
         source: "Not in any script.".into(),
+        review: None,
     };
     let err = questions::append_to_file(&path, &[bad]).expect_err("refused");
     assert!(matches!(err, GenerateError::Invalid(_)), "{err}");

@@ -2,7 +2,11 @@
 //!
 //! A campaign is drawn from the run's finished games (`sleuth_report::campaign`), kept in the run's
 //! store (`sleuth_store::sqlite::annotations`) with a token per annotator, answered item by item, and
-//! exported for analysis; `sleuth report` prints the papers' figures from the answers.
+//! exported for analysis; `sleuth report` prints the papers' figures from the answers. A *questions*
+//! campaign is made by `sleuth questions generate --review` instead of drawn, and `annotate apply`
+//! writes the questions its annotators kept into the script ([`review`]).
+
+mod review;
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +31,8 @@ pub enum AnnotateCommand {
     Answer(AnswerArgs),
     /// Write a campaign's items and answers as CSV and JSON.
     Export(ExportArgs),
+    /// Write the questions a *questions* campaign kept into the script's question file.
+    Apply(review::ApplyArgs),
 }
 
 #[derive(Debug, Args)]
@@ -36,7 +42,8 @@ pub struct CreateArgs {
     /// The campaign's name, unique in the run.
     #[arg(long)]
     pub id: String,
-    /// `responses` (ThinkThrice Appendix A) or `rankings` (MIRAGE Table 7).
+    /// `responses` (ThinkThrice Appendix A) or `rankings` (MIRAGE Table 7); a `questions` campaign
+    /// is made by `sleuth questions generate --review`.
     #[arg(long)]
     pub kind: Kind,
     /// Groups of responses (each one per condition), or MIRAGE games per condition.
@@ -91,11 +98,12 @@ pub(super) fn run(cmd: AnnotateCommand) -> Result<()> {
         AnnotateCommand::Status(a) => status(&a),
         AnnotateCommand::Answer(a) => answer(&a),
         AnnotateCommand::Export(a) => export(&a),
+        AnnotateCommand::Apply(a) => review::apply(&a),
     }
 }
 
 /// The run's annotation tables; a run of `sleuth play` games gets a store for them first.
-fn open(run: &Path) -> Result<Annotations> {
+pub(crate) fn open(run: &Path) -> Result<Annotations> {
     if !run.is_dir() {
         bail!("{}: not a run directory", run.display());
     }
@@ -108,18 +116,29 @@ fn open(run: &Path) -> Result<Annotations> {
         .with_context(|| format!("cannot open the run's store {}", dir.store().display()))
 }
 
-fn create(a: CreateArgs) -> Result<()> {
-    let mut names: Vec<String> = a.annotators.iter().map(|n| n.trim().to_string()).collect();
+/// The annotators' names, trimmed, sorted and without repeats, or why they cannot be names.
+pub(crate) fn annotator_names(given: &[String]) -> Result<Vec<String>> {
+    let mut names: Vec<String> = given.iter().map(|n| n.trim().to_string()).collect();
     names.sort();
     names.dedup();
-    if names.iter().any(|n| {
-        n.is_empty()
-            || !n
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-    }) {
+    if names.is_empty()
+        || names.iter().any(|n| {
+            n.is_empty()
+                || !n
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        })
+    {
         bail!("--annotators: names are letters, digits, '-' and '_', comma-separated");
     }
+    Ok(names)
+}
+
+fn create(a: CreateArgs) -> Result<()> {
+    if a.kind == Kind::Questions {
+        bail!("{}", campaign::QUESTIONS_FROM);
+    }
+    let names = annotator_names(&a.annotators)?;
     let settings = Settings {
         kind: a.kind,
         per_condition: a.per_condition,
@@ -142,23 +161,32 @@ fn create(a: CreateArgs) -> Result<()> {
     if drawn.items.is_empty() {
         bail!("no item could be drawn; nothing was created");
     }
+    let settings = serde_json::to_value(&settings)?;
+    store_campaign(&store, &a.id, a.kind, &settings, &names, drawn.items)
+}
+
+/// Stores a campaign with a fresh token per annotator and prints the tokens, once: the one place
+/// campaigns are made, whether drawn from a run or generated (`questions generate --review`).
+pub(crate) fn store_campaign(
+    store: &Annotations,
+    id: &str,
+    kind: Kind,
+    settings: &Value,
+    names: &[String],
+    items: Vec<campaign::Item>,
+) -> Result<()> {
     let tokens: Vec<(String, String)> = names.iter().map(|n| (n.clone(), new_token())).collect();
-    let items: Vec<(Value, Value)> = drawn
-        .items
-        .into_iter()
-        .map(|i| (i.shown, i.hidden))
-        .collect();
+    let items: Vec<(Value, Value)> = items.into_iter().map(|i| (i.shown, i.hidden)).collect();
     store.create_campaign(&NewCampaign {
-        id: &a.id,
-        kind: a.kind.as_str(),
-        settings: &serde_json::to_value(&settings)?,
+        id,
+        kind: kind.as_str(),
+        settings,
         annotators: &tokens,
         items: &items,
     })?;
     println!(
-        "campaign {} ({}): {} item(s), {} annotator(s)",
-        a.id,
-        a.kind.as_str(),
+        "campaign {id} ({}): {} item(s), {} annotator(s)",
+        kind.as_str(),
         items.len(),
         tokens.len()
     );
@@ -199,6 +227,9 @@ fn status(a: &StatusArgs) -> Result<()> {
                 p.annotator, p.done, p.total
             );
         }
+        if c.kind == Kind::Questions.as_str() {
+            println!("  {}", review::outcomes_line(&store, &c.id)?);
+        }
     }
     Ok(())
 }
@@ -227,7 +258,8 @@ fn answer(a: &AnswerArgs) -> Result<()> {
     Ok(())
 }
 
-/// An answer is checked as the report will read it, before it is stored.
+/// An answer is checked as the report will read it, before it is stored (the same check as the
+/// viewer's annotation pages: `sleuth_report::humans::check_answer`).
 fn check_answer(
     kind: &str,
     item: u32,
@@ -235,24 +267,7 @@ fn check_answer(
     hidden: &Value,
     answer: &Value,
 ) -> Result<()> {
-    let items = [(item, hidden.clone())];
-    let answers = [(item, annotator.to_string(), answer.clone())];
-    match kind {
-        "responses" => {
-            let rated = sleuth_report::humans::response_ratings(&items, &answers)?;
-            let labels = hidden["responses"].as_object().map_or(0, |m| m.len());
-            if rated.len() != labels {
-                bail!(
-                    "item {item}: every response is rated ({labels} of them), {} were",
-                    rated.len()
-                );
-            }
-        }
-        "rankings" => {
-            sleuth_report::humans::rankings(&items, &answers)?;
-        }
-        other => bail!("campaign kind '{other}' is not known to this sleuth"),
-    }
+    sleuth_report::humans::check_answer(kind, item, annotator, hidden, answer)?;
     Ok(())
 }
 
@@ -300,7 +315,12 @@ fn export(a: &ExportArgs) -> Result<()> {
         .iter()
         .map(|r| (r.item, r.annotator.clone(), r.answer.clone()))
         .collect();
-    let tidy = tidy_answers(&c.kind, &hidden, &given, &a.out)?;
+    let tidy = if c.kind == Kind::Questions.as_str() {
+        review::write_reviews(&items, &answers, &a.out.join("reviews.csv"))?;
+        ", reviews.csv"
+    } else {
+        tidy_answers(&c.kind, &hidden, &given, &a.out)?
+    };
     println!(
         "{}: {} item(s), {} answer(s) -> {} (campaign.json, items.csv, answers.csv{tidy})",
         c.id,

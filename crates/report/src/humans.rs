@@ -66,6 +66,9 @@ pub enum HumansError {
         field: String,
         problem: String,
     },
+    /// A campaign of a kind this sleuth cannot check answers for.
+    #[error("campaign kind '{kind}' is not known to this sleuth")]
+    UnknownKind { kind: String },
 }
 
 /// One annotator's scores (1 to 5) of one response (an item's label), with the condition the label
@@ -509,6 +512,51 @@ pub fn table7_markdown(rows: &[Table7Row]) -> String {
     markdown(&table7_table(rows))
 }
 
+/// Checks one answer as the report will read it, before it is stored: the one rule behind
+/// `sleuth annotate answer` and the viewer's annotation pages, so a page cannot keep what the
+/// command would refuse. `kind` is the campaign's, `hidden` the item's. A *responses* answer must
+/// rate every response of the group (a group half rated would weigh its conditions unequally).
+pub fn check_answer(
+    kind: &str,
+    item: u32,
+    annotator: &str,
+    hidden: &Value,
+    answer: &Value,
+) -> Result<(), HumansError> {
+    let items = [(item, hidden.clone())];
+    let answers = [(item, annotator.to_string(), answer.clone())];
+    match kind {
+        "responses" => {
+            let rated = response_ratings(&items, &answers)?;
+            let labels = hidden["responses"].as_object().map_or(0, |m| m.len());
+            if rated.len() != labels {
+                let problem = format!(
+                    "rates {} of the {labels} responses: every response must be rated",
+                    rated.len()
+                );
+                return Err(answer_err(item, annotator, "ratings", problem));
+            }
+        }
+        "rankings" => {
+            rankings(&items, &answers)?;
+        }
+        "questions" => {
+            question_reviews(&items, &answers)?;
+        }
+        other => {
+            return Err(HumansError::UnknownKind {
+                kind: other.to_string(),
+            })
+        }
+    }
+    Ok(())
+}
+
+/// *questions* campaigns are checked where the other kinds are: `question_reviews` reads and checks
+/// their answers (accept, reject, edit) as `response_ratings` and `rankings` do theirs; its module
+/// (`campaign::questions`) also holds the keep rule.
+pub use crate::campaign::questions::{question_reviews, QuestionReview, ReviewAction};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,6 +707,37 @@ mod tests {
                         [2, {"sci": ["A", "B"]}, "sci orders [A, B], not a permutation of []"],
                         [9, {"ici": ["A"]}, "no such item"]]"#;
         assert_errors(cases, |answers| rankings(&ranking_items(), answers));
+    }
+
+    #[test]
+    fn check_answer_wants_every_response_rated_and_knows_the_kinds() {
+        let hidden = response_items().remove(0).1;
+        let r =
+            |n: u8| serde_json::json!({"naturalness": n, "truthfulness": n, "informativeness": n});
+        let both = serde_json::json!({"ratings": {"A": r(3), "B": r(4)}});
+        assert_eq!(check_answer("responses", 0, "ann", &hidden, &both), Ok(()));
+        let half = serde_json::json!({"ratings": {"A": r(3)}});
+        let err = check_answer("responses", 0, "ann", &hidden, &half).unwrap_err();
+        assert!(
+            err.to_string().contains("rates 1 of the 2 responses"),
+            "{err}"
+        );
+        let bad = serde_json::json!({"ratings": {"A": r(3), "B": r(6)}});
+        let err = check_answer("responses", 0, "ann", &hidden, &bad).unwrap_err();
+        assert!(
+            err.to_string().contains("ratings.B.naturalness is 6"),
+            "{err}"
+        );
+        let hidden = ranking_items().remove(0).1;
+        let order = serde_json::json!({"ici": ["C", "A", "B"]});
+        assert_eq!(check_answer("rankings", 0, "ann", &hidden, &order), Ok(()));
+        let err = check_answer("votes", 0, "ann", &hidden, &order).unwrap_err();
+        assert_eq!(
+            err,
+            HumansError::UnknownKind {
+                kind: "votes".into()
+            }
+        );
     }
 
     #[test]

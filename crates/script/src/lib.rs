@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 pub use model::{
     letter_index, option_letter, Category, Character, ChoiceQuestion, ChoiceRule, Clue, Culprits,
-    FactualQuestion, HostManual, InferentialQuestion, Language, Role, Script, Truth, Victim,
+    FactualQuestion, GeneratedText, HostManual, InferentialQuestion, Language, QuestionReview,
+    Reviewer, Role, Script, Truth, Victim,
 };
 pub use validate::{Problem, Severity};
 

@@ -257,6 +257,53 @@ pub struct FactualQuestion {
     pub question: String,
     pub answer: String,
     pub source: String,
+    /// The human review that kept a generated question (`sleuth annotate apply`, `docs/humans.md`):
+    /// who vouched for it and when, so a question file says which questions people have seen. Absent
+    /// on questions written by hand or generated without review; no game reads it, and an absent
+    /// review is not serialised, so older files and their digests are unchanged. Boxed: most
+    /// questions have none, and a question stays small where many are held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Box<QuestionReview>>,
+}
+
+/// Provenance of a reviewed factual question: the *questions* campaign and item it was kept from,
+/// who kept it (as generated, or with their edit) and who voted against it, each with the time of
+/// their answer, and when it was written into the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionReview {
+    pub campaign: String,
+    pub item: u32,
+    /// Kept it as generated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<Reviewer>,
+    /// Edited it; the question's text is the edit most of them gave.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edited: Vec<Reviewer>,
+    /// Rejected it (outvoted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<Reviewer>,
+    /// The question and answer as the model wrote them, when the stored text is an edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedText>,
+    /// When the review was written into the file (RFC 3339).
+    pub applied_at: String,
+}
+
+/// One annotator's part in a review: their name and when they answered (RFC 3339).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reviewer {
+    pub name: String,
+    pub at: String,
+}
+
+/// A generated question's text before a reviewer's edit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratedText {
+    pub question: String,
+    pub answer: String,
 }
 
 /// An inferential multiple-choice question whose answer is in no single script.

@@ -77,6 +77,11 @@ impl Token {
         }
     }
 
+    /// Whether the viewer serves TLS, so that its cookies (an annotator's too) are marked `Secure`.
+    pub fn is_secure(&self) -> bool {
+        self.secure
+    }
+
     /// Whether requests need a token at all.
     pub fn required(&self) -> bool {
         self.digest.is_some()

@@ -19,8 +19,10 @@
 //! store, [`totals`] folds the ledger, [`timeline`] pages transcripts, [`auth`] is the token rule,
 //! [`routes`] the pages and endpoints, `compare` two games side by side, [`tables`] the report's
 //! tables,
-//! `chart` the suspicion and trust charts.
+//! `chart` the suspicion and trust charts, [`annotate`] the annotation campaigns' pages (an annotator's
+//! queue, and the owner's view of who has done what).
 
+pub mod annotate;
 pub mod auth;
 mod chart;
 /// `sleuth view`: its flags and the command.

@@ -15,6 +15,17 @@
 //! | `GET /compare/events?a=&b=&after_a=&after_b=&n=&stage=&rows=&as=` | the next rows of two games side by side (HTML) |
 //! | `GET /folder/games?offset=` | the next rows of a folder's games (HTML) |
 //! | `GET /assets/{file}` | the stylesheet and the script, compiled in |
+//! | `GET /campaigns` | the run's annotation campaigns |
+//! | `GET /campaign?id=` | a campaign: each annotator's progress, each item's answers, the commands |
+//! | `GET /annotate?token=` | an annotator's link: starts their session (cookie), redirects to `/annotate` |
+//! | `GET /annotate[?n=]` | the annotator's queue: their `n`-th item (default: the first unanswered), or its end |
+//! | `POST /annotate/answer` | one answer, JSON `{"item", "answer"}`, checked and stored at once |
+//! | `GET /annotate/assets/{file}` | the annotation pages' stylesheets and script |
+//!
+//! Every route but the last four is behind the owner's token rule (`auth.rs`). The `/annotate`
+//! routes are outside it and need an annotator's session instead (`annotate/session.rs`), which
+//! opens nothing else: an annotator who holds only their link cannot read a sweep, a game or a
+//! campaign page, and the owner's session is no annotator's.
 //!
 //! Fragments that continue a list say where the list goes on in an `X-Next` header (absent at its
 //! end), so the script never parses HTML to page. A running game's timeline, once it has caught up
@@ -27,10 +38,11 @@ use axum::routing::get;
 use axum::Router;
 
 pub use super::state::{fragment, AppState, PageError, Reports, FOLLOW, NEXT};
-use super::{auth, compare, guard, pages};
+use super::{annotate, auth, compare, guard, pages};
 
-/// Every route, behind the token rule, and that behind the host check and the security headers
-/// (`guard.rs`), so that refusals carry the headers too.
+/// Every route behind the token rule but an annotator's (which check their own session), and all of
+/// them behind the host check and the security headers (`guard.rs`), so that refusals carry the
+/// headers too.
 pub fn router(state: AppState, hosts: guard::Hosts) -> Router {
     Router::new()
         .route("/", get(pages::runs))
@@ -46,10 +58,13 @@ pub fn router(state: AppState, hosts: guard::Hosts) -> Router {
         .route("/compare/events", get(compare::compare_events))
         .route("/folder/games", get(pages::folder_games))
         .route("/assets/{file}", get(asset))
+        .route("/campaigns", get(annotate::campaigns))
+        .route("/campaign", get(annotate::campaign))
         .layer(axum::middleware::from_fn_with_state(
             state.token.clone(),
             auth::require,
         ))
+        .merge(annotate::annotator_routes())
         .layer(axum::middleware::from_fn_with_state(hosts, guard::check))
         .with_state(state)
 }

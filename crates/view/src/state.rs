@@ -38,6 +38,8 @@ pub struct AppState {
     pub reports: Reports,
     /// Held while a report is built, so that only one is built at a time.
     pub building: Arc<tokio::sync::Mutex<()>>,
+    /// The run's annotation campaigns (`annotate`), opened when first asked for.
+    pub campaigns: super::annotate::Campaigns,
 }
 
 impl AppState {
@@ -49,6 +51,7 @@ impl AppState {
             env: Arc::new(super::templates::environment().map_err(|e| format!("{e:#}"))),
             reports: Arc::new(Mutex::new(HashMap::new())),
             building: Arc::new(tokio::sync::Mutex::new(())),
+            campaigns: super::annotate::Campaigns::default(),
         }
     }
 

@@ -5,7 +5,7 @@
 use minijinja::{Environment, Value};
 
 /// Every template, by name.
-const TEMPLATES: [(&str, &str); 14] = [
+const TEMPLATES: [(&str, &str); 22] = [
     ("base.html", include_str!("templates/base.html")),
     ("runs.html", include_str!("templates/runs.html")),
     (
@@ -26,6 +26,29 @@ const TEMPLATES: [(&str, &str); 14] = [
     ("calls.html", include_str!("templates/calls.html")),
     ("call.html", include_str!("templates/call.html")),
     ("report.html", include_str!("templates/report.html")),
+    (
+        "annotate_base.html",
+        include_str!("templates/annotate_base.html"),
+    ),
+    ("annotate.html", include_str!("templates/annotate.html")),
+    (
+        "annotate_responses.html",
+        include_str!("templates/annotate_responses.html"),
+    ),
+    (
+        "annotate_rankings.html",
+        include_str!("templates/annotate_rankings.html"),
+    ),
+    (
+        "annotate_done.html",
+        include_str!("templates/annotate_done.html"),
+    ),
+    (
+        "annotate_refused.html",
+        include_str!("templates/annotate_refused.html"),
+    ),
+    ("campaigns.html", include_str!("templates/campaigns.html")),
+    ("campaign.html", include_str!("templates/campaign.html")),
 ];
 
 /// The environment with every template and the viewer's filters.

@@ -20,6 +20,11 @@ pub(super) struct Browser {
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// WebDriver's codes of the special keys the tests press (`Browser::keys`).
+pub(super) const ENTER: &str = "\u{E007}";
+pub(super) const BACKSPACE: &str = "\u{E003}";
+pub(super) const ARROW_UP: &str = "\u{E013}";
+
 impl Browser {
     /// Starts chromedriver on a free port and a headless Chromium session; `None` (after
     /// `skip_or_fail`) when they are not installed.
@@ -195,6 +200,28 @@ impl Browser {
             "/execute/sync",
             Some(json!({"script": script, "args": []})),
         )
+    }
+
+    /// Presses `keys` one after the other on whatever has the focus (WebDriver's key actions, so
+    /// the page's own key handlers see a person's keys). Special keys are WebDriver's codes:
+    /// [`ENTER`], [`BACKSPACE`], [`ARROW_UP`]…
+    pub(super) fn keys(&self, keys: &str) {
+        let presses: Vec<Value> = keys
+            .chars()
+            .flat_map(|k| {
+                let k = k.to_string();
+                [
+                    json!({"type": "keyDown", "value": k}),
+                    json!({"type": "keyUp", "value": k}),
+                ]
+            })
+            .collect();
+        let chain = json!({"type": "key", "id": "keyboard", "actions": presses});
+        self.cmd(
+            reqwest::Method::POST,
+            "/actions",
+            Some(json!({ "actions": [chain] })),
+        );
     }
 
     /// Waits until `cond` holds (15 s at most).

@@ -13,9 +13,11 @@
 //! (two games side by side), [`serve`] (`sleuth view` as a command: its token off loopback, a folder
 //! of games), [`hardening`] (the host check, the security headers, TLS and the session cookie,
 //! timeouts and the connection bound), [`running`] (a running sweep's counters), [`in_browser`] (the pages in Chromium, driven
-//! by [`browser`]'s WebDriver client). What they share, the played sweep and the HTTP helpers, is
+//! by [`browser`]'s WebDriver client), [`annotate`] (the annotation campaigns' pages, in Chromium
+//! and over HTTP). What they share, the played sweep and the HTTP helpers, is
 //! here.
 
+mod annotate;
 mod browser;
 mod compare;
 mod hardening;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::GenerateError;
-use sleuth_script::{FactualQuestion, Script};
+use sleuth_script::{FactualQuestion, QuestionReview, Script};
 
 /// Appends `[[factual]]` tables to a script file, keeping the rest of the file (comments, layout)
 /// byte for byte. New tables follow the file's last `[[factual]]` (or end the file if it has none),
@@ -51,6 +51,9 @@ pub fn append_to_text(original: &str, questions: &[FactualQuestion]) -> Result<S
                 t.insert("question", toml_edit::value(q.question.as_str()));
                 t.insert("answer", toml_edit::value(q.answer.as_str()));
                 t.insert("source", toml_edit::value(q.source.as_str()));
+                if let Some(r) = &q.review {
+                    t.insert("review", toml_edit::value(review_table(r)));
+                }
                 if previous != Some(q.character.as_str()) {
                     let comment = q.character.replace(['\n', '\r'], " ");
                     t.decor_mut()
@@ -67,12 +70,49 @@ pub fn append_to_text(original: &str, questions: &[FactualQuestion]) -> Result<S
                 t.insert("question", q.question.as_str().into());
                 t.insert("answer", q.answer.as_str().into());
                 t.insert("source", q.source.as_str().into());
+                if let Some(r) = &q.review {
+                    t.insert("review", review_table(r).into());
+                }
                 array.push(t);
             }
         }
         _ => return Err("`factual` is not an array of tables".into()),
     }
     Ok(doc.to_string())
+}
+
+/// A question's review as one inline table (`review = { campaign = …, item = …, … }`), the fields in
+/// [`QuestionReview`]'s order and empty ones left out, as serde would write them: an inline table
+/// keeps each `[[factual]]` a block of plain keys, however the file lays out its questions.
+fn review_table(r: &QuestionReview) -> toml_edit::InlineTable {
+    let mut t = toml_edit::InlineTable::new();
+    t.insert("campaign", r.campaign.as_str().into());
+    t.insert("item", i64::from(r.item).into());
+    for (key, people) in [
+        ("accepted", &r.accepted),
+        ("edited", &r.edited),
+        ("rejected", &r.rejected),
+    ] {
+        if people.is_empty() {
+            continue;
+        }
+        let mut list = toml_edit::Array::new();
+        for p in people {
+            let mut one = toml_edit::InlineTable::new();
+            one.insert("name", p.name.as_str().into());
+            one.insert("at", p.at.as_str().into());
+            list.push(one);
+        }
+        t.insert(key, list.into());
+    }
+    if let Some(g) = &r.generated {
+        let mut before = toml_edit::InlineTable::new();
+        before.insert("question", g.question.as_str().into());
+        before.insert("answer", g.answer.as_str().into());
+        t.insert("generated", before.into());
+    }
+    t.insert("applied_at", r.applied_at.as_str().into());
+    t
 }
 
 /// Writes `text` over `path` whole or not at all, keeping its permissions (`sleuth_base::fs`).
@@ -95,6 +135,7 @@ mod tests {
             question: "Who said \"hi\"?".into(),
             answer: "Ben".into(),
             source: "Ben said \"hi\".".into(),
+            review: None,
         };
         let out = append_to_text(original, &[q.clone(), q]).expect("appends");
         let cut = original.find("\n# inferential").expect("marker");
@@ -115,6 +156,7 @@ mod tests {
                 question: "q".into(),
                 answer: "a".into(),
                 source: "s".into(),
+                review: None,
             }],
         )
         .expect("appends");
@@ -123,5 +165,46 @@ mod tests {
             toml::from_str::<toml::Value>(&out).expect("toml")["factual"][0]["answer"].as_str(),
             Some("a")
         );
+    }
+
+    #[test]
+    fn a_review_is_written_inline_and_reads_back_whole() {
+        use sleuth_script::{GeneratedText, Reviewer};
+        let at = |name: &str, t: &str| Reviewer {
+            name: name.into(),
+            at: t.into(),
+        };
+        let q = FactualQuestion {
+            character: "B".into(),
+            question: "Who said \"hi\"?".into(),
+            answer: "Ben".into(),
+            source: "Ben said \"hi\".".into(),
+            review: Some(Box::new(QuestionReview {
+                campaign: "ferry-q".into(),
+                item: 3,
+                accepted: vec![at("ann", "2026-11-29T10:00:00Z")],
+                edited: vec![at("bob", "2026-11-29T10:01:00Z")],
+                rejected: Vec::new(),
+                generated: Some(GeneratedText {
+                    question: "Who spoke?".into(),
+                    answer: "B".into(),
+                }),
+                applied_at: "2026-11-29T11:00:00Z".into(),
+            })),
+        };
+        for original in [
+            "title = \"x\"\n",
+            "title = \"x\"\nfactual = [{ character = \"A\", question = \"q\", answer = \"a\", source = \"s\" }]\n",
+        ] {
+            let out = append_to_text(original, std::slice::from_ref(&q)).expect("appends");
+            #[derive(serde::Deserialize)]
+            struct File {
+                factual: Vec<FactualQuestion>,
+            }
+            let back: File = toml::from_str(&out).expect("reads back");
+            let last = back.factual.last().expect("appended");
+            assert_eq!(last.review, q.review, "{out}");
+            assert!(!out.contains("rejected"), "empty lists are left out: {out}");
+        }
     }
 }

@@ -26,7 +26,7 @@ use sleuth_script::ScriptError;
 
 pub use append::{append_to_file, append_to_text};
 pub use generate::{generate, CharacterReport, GenerateOptions, GenerateReport};
-pub use screen::{Proposal, Screen, Verdict};
+pub use screen::{missing_fields, Proposal, Screen, Verdict};
 
 /// The prompt framework and purpose: `prompts/generate/<lang>/factual.j2`.
 pub const FRAMEWORK: &str = "generate";

@@ -96,7 +96,7 @@ impl Screen {
     /// Judges a proposal without keeping it.
     pub fn judge(&self, p: &Proposal) -> Verdict {
         let (question, answer) = (p.question.trim(), p.answer.trim());
-        if question.is_empty() || answer.is_empty() || p.source.trim().is_empty() {
+        if !missing_fields(question, answer, &p.source).is_empty() {
             return Verdict::Empty;
         }
         let Some(source) = self.find_source(&p.source) else {
@@ -116,6 +116,7 @@ impl Screen {
             question: question.to_string(),
             answer: answer.to_string(),
             source: source.to_string(),
+            review: None,
         })
     }
 
@@ -172,6 +173,21 @@ impl Screen {
         }
         None
     }
+}
+
+/// The fields of a factual question that are empty once trimmed, named as in a script file. Every
+/// question is held to this, whoever wrote it: the model's proposals here, a reviewer's edit in a
+/// *questions* campaign (`sleuth_report::campaign::questions`), and the script validator's rule.
+pub fn missing_fields(question: &str, answer: &str, source: &str) -> Vec<&'static str> {
+    [
+        ("question", question),
+        ("answer", answer),
+        ("source", source),
+    ]
+    .into_iter()
+    .filter(|(_, text)| text.trim().is_empty())
+    .map(|(name, _)| name)
+    .collect()
 }
 
 /// Whitespace collapsed to single spaces, typographic quotes and apostrophes made plain, trimmed.
@@ -262,6 +278,7 @@ timeline = "At 9:40 pm Ada saw a lantern moving in the orchid house.\nAt 10 pm s
             question: "How long has Ada Finch kept the lighthouse on Gull Rock?".into(),
             answer: "twelve years".into(),
             source: "Ada Finch has kept the lighthouse on Gull Rock for twelve years.".into(),
+            review: None,
         }]
     }
 

@@ -1,8 +1,9 @@
 //! Drawing the items of an annotation campaign from a run directory (issue 30, `docs/humans.md`).
 //!
 //! A campaign asks people what the papers asked their annotators: to rate the agents' responses
-//! (ThinkThrice Appendix A, [`responses`]) or to rank a MIRAGE game's characters (MIRAGE Table 7,
-//! [`rankings`]). Drawing is a pure function of the run's finished games and a seed, so a campaign is
+//! (ThinkThrice Appendix A, [`responses`]), to rank a MIRAGE game's characters (MIRAGE Table 7,
+//! [`rankings`]) or to review generated factual questions (ThinkThrice §5.1, [`questions`]; its items
+//! come from `sleuth questions generate --review`, not from a run's games). Drawing is a pure function of the run's finished games and a seed, so a campaign is
 //! reproducible from its settings; what an item *is* (its conditions, games, the judge's scores) goes in
 //! `hidden`, and what the annotator sees in `shown`, which never names a framework, model, arm, game id or
 //! file: the study is blind.
@@ -18,6 +19,7 @@ use serde_json::Value;
 use crate::ReportError;
 use sleuth_game::game::Event;
 
+pub mod questions;
 pub mod rankings;
 pub mod responses;
 
@@ -29,6 +31,8 @@ pub enum Kind {
     Responses,
     /// Order a MIRAGE game's characters on ICI and SCI.
     Rankings,
+    /// Accept, edit or reject generated factual questions before they enter a script.
+    Questions,
 }
 
 impl Kind {
@@ -36,6 +40,7 @@ impl Kind {
         match self {
             Kind::Responses => "responses",
             Kind::Rankings => "rankings",
+            Kind::Questions => "questions",
         }
     }
 }
@@ -46,8 +51,9 @@ impl std::str::FromStr for Kind {
         match s {
             "responses" => Ok(Kind::Responses),
             "rankings" => Ok(Kind::Rankings),
+            "questions" => Ok(Kind::Questions),
             other => Err(format!(
-                "campaign kind '{other}' is not one of: responses, rankings"
+                "campaign kind '{other}' is not one of: responses, rankings, questions"
             )),
         }
     }
@@ -91,8 +97,16 @@ pub enum CampaignError {
     Nothing(String),
 }
 
+/// How a *questions* campaign is made instead of drawn: its candidates are generated for a script.
+pub const QUESTIONS_FROM: &str =
+    "a questions campaign is not drawn from a run's games: make it with \
+     `sleuth questions generate SCRIPT --review RUN --campaign ID --annotators NAMES`";
+
 /// Draws the items of a campaign from the finished games under `run`.
 pub fn draw(run: &Path, settings: &Settings) -> Result<Drawn, CampaignError> {
+    if settings.kind == Kind::Questions {
+        return Err(CampaignError::Nothing(QUESTIONS_FROM.into()));
+    }
     if settings.per_condition == 0 {
         return Err(CampaignError::Nothing(
             "--per-condition must be at least 1".into(),
@@ -102,6 +116,7 @@ pub fn draw(run: &Path, settings: &Settings) -> Result<Drawn, CampaignError> {
     match settings.kind {
         Kind::Responses => responses::draw(&grouping, settings),
         Kind::Rankings => rankings::draw(&grouping, settings),
+        Kind::Questions => Err(CampaignError::Nothing(QUESTIONS_FROM.into())),
     }
 }
 

@@ -8,6 +8,10 @@
 //! timeout let both wait their turn). Every answer is committed in its own transaction before
 //! [`Annotations::record`] returns, so a killed viewer loses nothing an annotator was told was saved.
 //! Only tokens' SHA-256 is stored: a copy of the file does not let anyone answer as an annotator.
+//!
+//! A fifth table, `campaign_sessions`, keeps the viewer's annotator sessions (the SHA-256 of each
+//! browser's session secret, never the secret): in the store rather than in the viewer's memory, so
+//! that an annotator's browser stays signed in across a restart of `sleuth view`.
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -36,6 +40,8 @@ CREATE TABLE IF NOT EXISTS campaign_items (campaign TEXT NOT NULL, item INTEGER 
 CREATE TABLE IF NOT EXISTS annotations (campaign TEXT NOT NULL, item INTEGER NOT NULL,
     annotator TEXT NOT NULL, answer TEXT NOT NULL, answered_at TEXT NOT NULL,
     PRIMARY KEY (campaign, item, annotator));
+CREATE TABLE IF NOT EXISTS campaign_sessions (secret_sha256 TEXT PRIMARY KEY,
+    campaign TEXT NOT NULL, annotator TEXT NOT NULL, created_at TEXT NOT NULL);
 ";
 
 /// A run's annotation campaigns: its own read-write connection to the run's store. Behind a mutex
@@ -99,6 +105,21 @@ pub struct Progress {
 /// The hash kept in place of a token: lower-case hex SHA-256.
 fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// The order in which `annotator` works through a campaign of `items` items: the item numbers
+/// sorted by the SHA-256 of (seed, annotator, item), a shuffle seeded by both. A hash rather than a
+/// random generator so that the order never changes with a library's version: an annotator who
+/// comes back to a half-done campaign finds the items where they left them.
+pub fn annotator_order(seed: u64, annotator: &str, items: u32) -> Vec<u32> {
+    let mut keyed: Vec<([u8; 32], u32)> = (0..items)
+        .map(|i| {
+            let key = Sha256::digest(format!("{seed}\n{annotator}\n{i}").as_bytes());
+            (key.into(), i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// A JSON column, parsed inside the row's closure so that a bad value fails like any other
@@ -259,6 +280,48 @@ impl Annotations {
             .map_err(backend)
     }
 
+    /// Starts a browser session of `annotator` in `campaign`: keeps the SHA-256 of `secret` (the
+    /// value of the browser's cookie, drawn by the caller), so the session outlives the viewer's
+    /// process but a copy of the file does not hold a usable cookie. An annotator the campaign does
+    /// not have is refused.
+    pub fn start_session(
+        &self,
+        campaign: &str,
+        annotator: &str,
+        secret: &str,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn()
+            .execute(
+                "INSERT INTO campaign_sessions (secret_sha256, campaign, annotator, created_at)
+                 SELECT ?1, campaign, name, ?4 FROM campaign_annotators
+                 WHERE campaign = ?2 AND name = ?3",
+                params![token_hash(secret), campaign, annotator, now()],
+            )
+            .map_err(|e| conflict(e, || "a session with this secret".to_string()))?;
+        if n == 0 {
+            return Err(StoreError::NotFound(format!(
+                "campaign `{campaign}` has no annotator `{annotator}`"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whose session `secret` is: (campaign, annotator), or `None` for a secret no session was
+    /// started with (or whose annotator is no longer in the campaign).
+    pub fn session(&self, secret: &str) -> Result<Option<(String, String)>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT s.campaign, s.annotator FROM campaign_sessions s
+                 JOIN campaign_annotators a ON a.campaign = s.campaign AND a.name = s.annotator
+                 WHERE s.secret_sha256 = ?1",
+                [token_hash(secret)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(backend)
+    }
+
     /// Keeps `annotator`'s answer to `item`, replacing any earlier one, committed before it returns
     /// (see the module documentation). An unknown campaign, item or annotator is refused and named,
     /// so a stale page cannot file an answer nobody will read.
@@ -314,6 +377,18 @@ impl Annotations {
     ) -> Result<Option<AnswerRow>, StoreError> {
         let one = self.answer_rows(campaign, Some((item, annotator)))?;
         Ok(one.into_iter().next())
+    }
+
+    /// The items `annotator` has answered, ascending: where their queue stands, without reading
+    /// the answers themselves.
+    pub fn answered(&self, campaign: &str, annotator: &str) -> Result<Vec<u32>, StoreError> {
+        rows(
+            &self.conn(),
+            &format!("an answer of campaign `{campaign}`"),
+            "SELECT item FROM annotations WHERE campaign = ?1 AND annotator = ?2 ORDER BY item",
+            params![campaign, annotator],
+            |r| r.get(0),
+        )
     }
 
     fn answer_rows(
@@ -446,6 +521,8 @@ mod tests {
         let one = a.answer("c1", 1, "bo").expect("answer").expect("some");
         assert_eq!(one.answer, json!({"v": 3}));
         assert_eq!(a.answer("c1", 2, "bo").expect("answer"), None);
+        assert_eq!(a.answered("c1", "bo").expect("answered"), [0, 1]);
+        assert!(a.answered("c1", "zed").expect("answered").is_empty());
         let progress = a.progress("c1").expect("progress");
         let counts = progress
             .iter()
@@ -479,6 +556,40 @@ mod tests {
         let got = a.answers("c1").expect("answers");
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].item, &got[0].answer), (2, &json!({"ici": 1})));
+    }
+
+    #[test]
+    fn sessions_are_kept_by_hash_and_survive_reopening() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sleuth.db");
+        let a = Annotations::open(&path).expect("open");
+        create(&a, "c1", &people(&["al", "bo"])).expect("create");
+        a.start_session("c1", "al", "secret-of-al").expect("start");
+        let err = a.start_session("c1", "zed", "secret-z").unwrap_err();
+        assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+        let err = a.start_session("c1", "bo", "secret-of-al").unwrap_err();
+        assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+        let sql = "SELECT group_concat(secret_sha256) FROM campaign_sessions";
+        let stored: String = a.conn().query_row(sql, [], |r| r.get(0)).expect("stored");
+        assert_eq!(stored, token_hash("secret-of-al"));
+        drop(a);
+        let a = Annotations::open(&path).expect("reopen");
+        let al = Some(("c1".to_string(), "al".to_string()));
+        assert_eq!(a.session("secret-of-al").expect("lookup"), al);
+        assert_eq!(a.session("secret-of-a").expect("lookup"), None);
+        assert_eq!(a.session("secret-z").expect("lookup"), None);
+    }
+
+    #[test]
+    fn each_annotator_has_an_order_of_their_own_that_repeats() {
+        let al = annotator_order(7, "al", 20);
+        let mut sorted = al.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..20).collect::<Vec<_>>(), "a permutation");
+        assert_eq!(al, annotator_order(7, "al", 20));
+        assert_ne!(al, annotator_order(7, "bo", 20));
+        assert_ne!(al, annotator_order(8, "al", 20));
+        assert!(annotator_order(7, "al", 0).is_empty());
     }
 
     #[test]

@@ -1,0 +1,120 @@
+//! The annotation pages (`docs/humans.md`, *In the viewer*): an annotator's queue of a campaign's
+//! items, answered from the keyboard and stored at once in the run's store; and the owner's pages
+//! that list the run's campaigns and who has done what.
+//!
+//! **Two kinds of visitor.** The owner (who holds `SLEUTH_TOKEN`, or is on loopback) sees every page
+//! under the token rule of `auth.rs`, these owner pages included. An annotator holds only their own
+//! link (`/annotate?token=…`, printed by `sleuth annotate create`), which [`queue`] turns into a
+//! session of that campaign and annotator ([`session`]); that session opens the `/annotate` routes
+//! and nothing else, and its pages show an item's `shown` only — never the conditions, the run
+//! directory or a file.
+//!
+//! The campaigns live in the run's store ([`sleuth_store::annotations`]); [`Campaigns`] opens it
+//! once, when first asked, and only if the run has a store: a folder of games without one has no
+//! campaign, and opening would create the file.
+
+mod owner;
+mod queue;
+pub mod session;
+mod shown;
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::Path as UrlPath;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+use super::source::Source;
+use super::state::{AppState, PageError};
+use sleuth_store::annotations::Annotations;
+
+pub use owner::{campaign, campaigns};
+
+/// The run's campaign tables, opened when first needed. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Campaigns {
+    store: Arc<Mutex<Option<Arc<Annotations>>>>,
+}
+
+impl Campaigns {
+    /// The open tables, or `None` when the run has no store (or is a cluster's mirror, whose store
+    /// is a copy: answers kept there would be lost with it).
+    fn open(&self, source: &Source) -> Result<Option<Arc<Annotations>>, PageError> {
+        if source.remote.is_some() {
+            return Ok(None);
+        }
+        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(open) = slot.as_ref() {
+            return Ok(Some(open.clone()));
+        }
+        let path = sleuth_store::RunDir::new(&source.root).store();
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let open = Arc::new(Annotations::open(&path).map_err(PageError::store)?);
+        *slot = Some(open.clone());
+        Ok(Some(open))
+    }
+}
+
+/// Runs `f` on the campaign tables on a blocking thread (SQLite calls block); `None` when the run
+/// has no campaign tables.
+async fn with_store<T: Send + 'static>(
+    st: &AppState,
+    f: impl FnOnce(&Annotations) -> Result<T, PageError> + Send + 'static,
+) -> Result<Option<T>, PageError> {
+    let (campaigns, source) = (st.campaigns.clone(), st.source.clone());
+    tokio::task::spawn_blocking(move || match campaigns.open(&source)? {
+        Some(store) => f(&store).map(Some),
+        None => Ok(None),
+    })
+    .await
+    .map_err(|e| PageError::Internal(format!("a campaign task failed: {e}")))?
+}
+
+/// The annotators' routes: outside the owner's token rule, each handler checks the annotator's
+/// session itself.
+pub fn annotator_routes() -> Router<AppState> {
+    Router::new()
+        .route("/annotate", get(queue::page))
+        .route("/annotate/answer", post(queue::answer))
+        .route("/annotate/assets/{file}", get(asset))
+}
+
+/// What an annotator's pages load: the viewer's stylesheet, and the annotation pages' own style and
+/// script. Served under `/annotate` because an annotator's session opens nothing else.
+const ASSETS: [(&str, &str, &str); 3] = [
+    (
+        "app.css",
+        "text/css; charset=utf-8",
+        include_str!("../assets/app.css"),
+    ),
+    (
+        "annotate.css",
+        "text/css; charset=utf-8",
+        include_str!("../assets/annotate.css"),
+    ),
+    (
+        "annotate.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/annotate.js"),
+    ),
+];
+
+/// An asset of the annotation pages: the owner's pages load `annotate.css` from here too (it holds
+/// nothing secret; the stylesheet of a page behind the token is no more private than the page).
+async fn asset(UrlPath(file): UrlPath<String>) -> Response {
+    match ASSETS.iter().find(|(name, _, _)| *name == file) {
+        Some((_, mime, body)) => (
+            [
+                (header::CONTENT_TYPE, *mime),
+                (header::CACHE_CONTROL, "public, max-age=3600"),
+            ],
+            *body,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
+    }
+}
