@@ -31,6 +31,7 @@ use tokio::sync::oneshot;
 use crate::error::StoreError;
 
 pub mod annotations;
+mod known;
 mod ops;
 pub mod read;
 mod rows;
@@ -104,6 +105,8 @@ struct Inner {
     path: PathBuf,
     writer: mpsc::Sender<Job>,
     readers: Mutex<Vec<Connection>>,
+    /// The cache keys the file may hold (`known.rs`): a lookup of any other key reads nothing.
+    known: Arc<Mutex<known::KnownKeys>>,
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -151,6 +154,21 @@ impl SqliteStore {
                 )))
             }
         }
+        let known = known::for_file(path, || {
+            let mut known = known::KnownKeys::default();
+            let mut st = conn
+                .prepare("SELECT key FROM cache")
+                .map_err(|e| e.to_string())?;
+            let mut rows = st.query([]).map_err(|e| e.to_string())?;
+            while let Some(row) = rows.next().map_err(|e| e.to_string())? {
+                let key: Vec<u8> = row.get(0).map_err(|e| e.to_string())?;
+                if let Ok(key) = <[u8; 32]>::try_from(key.as_slice()) {
+                    known.insert(&key);
+                }
+            }
+            Ok(known)
+        })
+        .map_err(|e| open_err(&e))?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("sleuth-store-writer".into())
@@ -161,8 +179,21 @@ impl SqliteStore {
                 path: path.to_path_buf(),
                 writer: tx,
                 readers: Mutex::new(Vec::new()),
+                known,
             }),
         })
+    }
+
+    /// Whether the cache may hold `key`; false only when it certainly does not.
+    fn may_hold(&self, key: &[u8; 32]) -> bool {
+        self.inner.known.lock().map_or(true, |k| k.may_hold(key))
+    }
+
+    /// Notes a key about to be stored, before its write is queued (see `known.rs`).
+    fn will_hold(&self, key: &[u8; 32]) {
+        if let Ok(mut k) = self.inner.known.lock() {
+            k.insert(key);
+        }
     }
 
     /// The file.

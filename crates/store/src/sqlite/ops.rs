@@ -302,6 +302,9 @@ impl Store for SqliteStore {
 
     fn cache_get<'a>(&'a self, key: &'a [u8; 32]) -> StoreFuture<'a, Option<Vec<u8>>> {
         let key = *key;
+        if !self.may_hold(&key) {
+            return Box::pin(std::future::ready(Ok(None)));
+        }
         Box::pin(self.read(move |c| {
             let mut st = c
                 .prepare_cached("SELECT value FROM cache WHERE key = ?1")
@@ -322,6 +325,7 @@ impl Store for SqliteStore {
     ) -> StoreFuture<'a, ()> {
         let (key, model, value, entries) =
             (*key, model.to_string(), value.to_vec(), ledger.to_vec());
+        self.will_hold(&key);
         Box::pin(async move {
             self.write(move |c| {
                 let mut st = c.prepare_cached(
