@@ -26,6 +26,7 @@ pub mod dataset;
 pub mod figures;
 mod html;
 pub mod humans;
+pub mod judges;
 pub mod load;
 mod markdown;
 pub mod metrics;
@@ -181,6 +182,7 @@ impl Report {
         sections.extend(t2.map(Section::Table));
         sections.extend(fig2.map(Section::Figure));
         sections.extend(mirage::sections(g, b, &clues, &mut notes));
+        sections.extend(judges::sections(g, b, &mut notes));
         sections.extend(paired.map(Section::Table));
         let tournament = tournament::tables(g, b, &mut notes);
         sections.extend(tournament.into_iter().map(Section::Table));
@@ -362,6 +364,7 @@ pub fn write(r: &Report, out: &Path) -> Result<Written, ReportError> {
         .into_iter()
         .chain(papers::all_ids())
         .chain(mirage::IDS)
+        .chain(judges::IDS)
         .chain(player::IDS)
         .chain(ablation::ids())
         .chain(tournament::IDS)
@@ -405,6 +408,8 @@ pub fn generate(
     }
     let humans = human_sections(path, bootstrap.seed, &mut report.notes);
     report.sections.extend(humans);
+    let judges = judges::agreement::sections(path, &report.grouping, &mut report.notes);
+    report.sections.extend(judges);
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| default_out(path));

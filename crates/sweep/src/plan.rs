@@ -365,9 +365,24 @@ fn spec_of(
     if let Some(m) = &s.murderer_model {
         use_model("murderer_model", m)?;
     }
-    let judge = match &eval.judge_model {
-        Some(m) => {
-            use_model("evaluation.judge_model", m)?;
+    // An arm's own judge (`judge_model` as a setting, e.g. an axis) over the sweep's default. With
+    // `[evaluation] judges` as well, the per-metric judges would silently outrank the arm's, so the
+    // two are refused together.
+    if s.judge_model.is_some() && !eval.judges.is_empty() {
+        return Err(
+            "judge_model is set per arm and [evaluation] judges names per-metric judges: set the \
+             judge in one place"
+                .into(),
+        );
+    }
+    let judge_model = s.judge_model.as_ref().map(|m| ("judge_model", m));
+    let judge_model = judge_model.or(eval
+        .judge_model
+        .as_ref()
+        .map(|m| ("evaluation.judge_model", m)));
+    let judge = match judge_model {
+        Some((what, m)) => {
+            use_model(what, m)?;
             JudgeChoice::Llm(m.clone())
         }
         None => JudgeChoice::Lexical {

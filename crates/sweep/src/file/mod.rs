@@ -57,6 +57,13 @@ pub struct Settings {
     pub language: Option<String>,
     /// Prompt templates replacing the built-in ones.
     pub prompts_dir: Option<String>,
+    /// The judge's model (a key of `[models]`) for this arm, over `[evaluation] judge_model`: as an
+    /// axis it has the same games judged by several models (MIRAGE Tables 4 and 5). Only the judge's
+    /// calls differ between such arms, so their play is one set of cache keys and each game is
+    /// played once, the other judges' copies replaying it from the cache. Left out of the JSON
+    /// when unset, so arms without it keep their ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_model: Option<String>,
 }
 
 /// Names of the settings, in the order an arm's label lists them.
@@ -83,6 +90,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "stage_every",
     "language",
     "prompts_dir",
+    "judge_model",
 ];
 
 impl Settings {
