@@ -124,6 +124,9 @@ impl Command {
 
 /// Runs the parsed command; `shutdown` stops the commands that watch it (see [`run_on`]).
 pub fn run(cli: Cli, shutdown: Shutdown) -> BoxFuture<'static, Result<()>> {
+    // `sleuth play --human` serves the viewer's seat page (docs/seat.md).
+    #[cfg(feature = "view")]
+    sleuth_commands::set_seat_opener(sleuth_view::seat::open_for_play);
     match cli.command {
         Command::Core(c) => sleuth_commands::run(c, shutdown),
         #[cfg(feature = "mock-llm")]

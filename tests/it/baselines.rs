@@ -347,6 +347,7 @@ async fn drive(
         game_id: format!("drive-{framework}"),
         seed: 5,
         bound: Default::default(),
+        seat: None,
         panic_on_request: None,
     };
     let (actor, _) = ractor::Actor::spawn(None, Character, args)

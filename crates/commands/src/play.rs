@@ -10,6 +10,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 
 use crate::llm::{self, LlmArgs};
+
+/// `--human`: a character given to a person.
+pub mod seat;
 use sleuth_game::agent::{AgentConfig, Framework, Modules};
 use sleuth_game::game::{
     self, EmbedderChoice, GameConfig, GameSpec, JudgeChoice, MirageSettings, Protocol,
@@ -133,6 +136,16 @@ pub struct PlayArgs {
     /// With --batch-eval: seconds between polls of an open batch.
     #[arg(long, default_value_t = 30.0)]
     pub batch_poll_secs: f64,
+    /// Give this character to a person: the command prints a link to the character's seat page
+    /// and serves it while the game runs (docs/seat.md). ThinkThrice protocol only, for now.
+    #[arg(long, value_name = "CHARACTER")]
+    pub human: Option<String>,
+    /// With --human: the person's name, as the result shows the seat (`human:NAME`).
+    #[arg(long, value_name = "NAME", default_value = "player")]
+    pub human_name: String,
+    /// With --human: where the seat page is served (loopback only; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub seat_addr: SocketAddr,
     #[command(flatten)]
     pub llm: LlmArgs,
     /// The flags typed on the command line (not defaulted), filled by `sleuth::cli::Cli::parse_args` (the root crate).
@@ -200,6 +213,13 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     };
     let queue = batch.as_ref().map(|b| b.queue.clone());
     let gateway = llm::start_gateway_with(&a.llm, &spec.provider, provider, pricing, batch).await?;
+    let mut config = config;
+    let seat = match &a.human {
+        Some(character) => {
+            Some(seat::open(&a, character, &spec, &script, &out, &mut config).await?)
+        }
+        None => None,
+    };
     let result = loop {
         let Some(queue) = &queue else {
             break game::play(script.clone(), config.clone(), gateway.clone()).await;
@@ -229,6 +249,9 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     };
     if let Some(pb) = &progress {
         pb.finish_and_clear();
+    }
+    if let Some(finish) = seat {
+        finish();
     }
     gateway.stop();
     let result = result.with_context(|| {

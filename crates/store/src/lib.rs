@@ -37,6 +37,7 @@ pub use rundir::RunDir;
 pub use sqlite::annotations;
 pub use sqlite::read;
 pub use sqlite::read::StoreReader;
+pub use sqlite::seats;
 pub use sqlite::SqliteStore;
 pub use types::{
     CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, SourceTotals, StateCounts,

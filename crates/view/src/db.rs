@@ -38,6 +38,17 @@ fn sqlite_words(e: &StoreError) -> String {
 
 impl Db {
     /// Opens the store and checks that it reads as one (its `sweeps` table answers).
+    /// Whether the store at `path` holds a sweep (see `StoreReader::holds_sweeps`).
+    pub fn holds_sweeps(path: &Path) -> Result<bool, ViewError> {
+        let err = |e: StoreError| ViewError::Store {
+            path: path.to_path_buf(),
+            message: sqlite_words(&e),
+        };
+        StoreReader::open(path)
+            .and_then(|r| r.holds_sweeps())
+            .map_err(err)
+    }
+
     pub fn open(path: &Path) -> Result<Db, ViewError> {
         let err = |e: StoreError| ViewError::Store {
             path: path.to_path_buf(),

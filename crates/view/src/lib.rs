@@ -34,6 +34,7 @@ pub mod mirror;
 mod pages;
 mod remote;
 pub mod routes;
+pub mod seat;
 pub mod source;
 pub mod state;
 mod tables;

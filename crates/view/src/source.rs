@@ -40,7 +40,10 @@ impl Source {
             path: root.to_path_buf(),
         })?;
         let store = sleuth_store::RunDir::new(root).store();
-        if store.is_file() {
+        // A store without a sweep (a game played with a person's seat, a run of annotation
+        // campaigns only) leaves the directory a folder of games.
+        let has_store = store.is_file();
+        if has_store && Db::holds_sweeps(&store)? {
             let db = Db::open(&store)?;
             return Ok(Source {
                 root: root.to_path_buf(),
@@ -51,7 +54,8 @@ impl Source {
         }
         let mut games = Vec::new();
         find_games(root, root, &mut games, 1);
-        if games.is_empty() {
+        // A store with campaigns but no game yet (questions under review) is still worth opening.
+        if games.is_empty() && !has_store {
             return Err(ViewError::Empty {
                 path: root.to_path_buf(),
             });

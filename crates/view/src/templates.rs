@@ -5,7 +5,7 @@
 use minijinja::{Environment, Value};
 
 /// Every template, by name.
-const TEMPLATES: [(&str, &str); 22] = [
+const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("templates/base.html")),
     ("runs.html", include_str!("templates/runs.html")),
     (
@@ -40,6 +40,10 @@ const TEMPLATES: [(&str, &str); 22] = [
         include_str!("templates/annotate_rankings.html"),
     ),
     (
+        "annotate_questions.html",
+        include_str!("templates/annotate_questions.html"),
+    ),
+    (
         "annotate_done.html",
         include_str!("templates/annotate_done.html"),
     ),
@@ -54,7 +58,7 @@ const TEMPLATES: [(&str, &str); 22] = [
 /// The environment with every template and the viewer's filters.
 pub fn environment() -> Result<Environment<'static>, minijinja::Error> {
     let mut env = Environment::new();
-    for (name, text) in TEMPLATES {
+    for &(name, text) in TEMPLATES {
         env.add_template(name, text)?;
     }
     env.add_filter("num", num);

@@ -2,8 +2,9 @@
 //! `sleuth annotate create` over played games are answered in headless Chromium from the keyboard —
 //! a refused answer's message shown, a stored answer shown again on going back, the session and the
 //! progress kept across a restart of `sleuth view`, a second annotator's queue their own, the owner's
-//! campaign page showing who has done what; a *rankings* campaign ordered with number keys. Over
-//! plain HTTP: off loopback an annotator's session opens the annotation routes and nothing else, a
+//! campaign page showing who has done what, and `sleuth report` then printing ThinkThrice's Appendix A
+//! with Krippendorff's α over the two annotators' answers; a *rankings* campaign ordered with number
+//! keys. Over plain HTTP: off loopback an annotator's session opens the annotation routes and nothing else, a
 //! POST without the page's proof or from another origin is refused, and the link's token never shows
 //! in a redirect or a page.
 
@@ -37,7 +38,7 @@ impl Runs {
 }
 
 /// Runs `sleuth ARGS` in `dir`, which must succeed; its stdout.
-fn sleuth_ok(dir: &Path, args: &[&str]) -> String {
+pub(super) fn sleuth_ok(dir: &Path, args: &[&str]) -> String {
     let out = common::run(common::sleuth(dir).args(args), common::CHILD_TIMEOUT);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -101,18 +102,18 @@ fn runs() -> &'static Runs {
 }
 
 /// A port free now, to restart a viewer on the same address.
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     l.local_addr().expect("addr").port()
 }
 
-fn stop(mut child: Child) {
+pub(super) fn stop(mut child: Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
 
 /// The stored answers of a campaign: (annotator, item, answer), in that order.
-fn stored(run: &Path, campaign: &str) -> Vec<(String, u32, Value)> {
+pub(super) fn stored(run: &Path, campaign: &str) -> Vec<(String, u32, Value)> {
     let c = store(run);
     let mut st = c
         .prepare(
@@ -157,7 +158,7 @@ fn progress(b: &Browser) -> String {
 }
 
 /// What no page of an annotator may show: the conditions, the model, the files.
-fn assert_blind(what: &str, text: &str, run: &Path) {
+pub(super) fn assert_blind(what: &str, text: &str, run: &Path) {
     for secret in [
         "ocot",
         "O-CoT",
@@ -282,6 +283,14 @@ fn in_a_browser_two_annotators_answer_from_the_keyboard_across_a_restart() {
         .find(|(w, ..)| w == "bob")
         .expect("bob's answer");
     assert!(bob.2.to_string().matches(":1").count() == 6, "{bob:?}");
+    // Bob finishes too, so that both annotators rated every response.
+    ready(&b);
+    b.keys("234523");
+    b.keys(ENTER);
+    b.wait("bob's end of the queue", || !b.all("#queue-end").is_empty());
+    let kept = stored(&r.responses, "intro");
+    let by = |who: &str| kept.iter().filter(|(w, ..)| w == who).count();
+    assert_eq!((by("ann"), by("bob")), (2, 2), "{kept:?}");
     let ann_first = kept.iter().find(|(w, i, _)| w == "ann" && *i == first);
     assert_eq!(
         ann_first.map(|a| a.2["ratings"].as_object().map(|m| m.len())),
@@ -293,12 +302,44 @@ fn in_a_browser_two_annotators_answer_from_the_keyboard_across_a_restart() {
     let ann = b.find("#progress tr[data-annotator='ann'] [data-field='done']");
     assert_eq!(b.text(&ann), "2 / 2");
     let bob = b.find("#progress tr[data-annotator='bob'] [data-field='done']");
-    assert_eq!(b.text(&bob), "1 / 2");
+    assert_eq!(b.text(&bob), "2 / 2");
     b.screenshot("campaign");
     b.goto(&format!("{base}/campaigns"));
     let answered = b.find("#campaigns tr[data-campaign='intro'] [data-field='answered']");
-    assert_eq!(b.text(&answered), "3 / 4");
+    assert_eq!(b.text(&answered), "4 / 4");
     stop(view);
+    appendix_a_with_alpha(&r.responses);
+}
+
+/// `sleuth report` on the run prints ThinkThrice's Appendix A with Krippendorff's α computed from
+/// the two annotators' answers of campaign `intro` (both rated all four responses of its two groups).
+fn appendix_a_with_alpha(run: &Path) {
+    let dir = run.parent().expect("the run's parent");
+    let name = run.file_name().and_then(|n| n.to_str()).expect("utf-8");
+    let printed = sleuth_ok(dir, &["report", name]);
+    let md = std::fs::read_to_string(run.join("report/report.md")).expect("report.md");
+    for text in [printed.as_str(), md.as_str()] {
+        assert!(
+            text.contains("ThinkThrice Appendix A"),
+            "no Appendix A:\n{text}"
+        );
+    }
+    let want = "Krippendorff's α (ordinal; responses × annotators, 4 responses rated by two or more of 2 annotators): ";
+    let at = md
+        .find(want)
+        .unwrap_or_else(|| panic!("no α over ann's and bob's answers:\n{md}"));
+    let line = md[at + want.len()..].lines().next().unwrap_or("");
+    let values: Vec<f64> = line
+        .trim_end_matches(|c: char| c == '.' || c == '|' || c.is_whitespace())
+        .split(", ")
+        .map(|kv| {
+            let (_, v) = kv.rsplit_once(' ').unwrap_or(("", kv));
+            v.parse()
+                .unwrap_or_else(|_| panic!("α of '{kv}' is not a number: {line}"))
+        })
+        .collect();
+    assert_eq!(values.len(), 3, "one α per scale: {line}");
+    assert!(values.iter().all(|a| (-1.0..=1.0).contains(a)), "{line}");
 }
 
 #[test]

@@ -18,12 +18,14 @@
 //! here.
 
 mod annotate;
+mod annotate_questions;
 mod browser;
 mod compare;
 mod hardening;
 mod in_browser;
 mod pages;
 mod running;
+mod seat_browser;
 mod serve;
 
 use crate::common;

@@ -17,6 +17,7 @@ use super::bound::{together, CallBound};
 use super::config::{AgentConfig, AgentError};
 use super::context::{Context, ContextArgs};
 use super::framework::Framework;
+use super::human::{Human, HumanSeat};
 use super::interface::{ClueChoice, DynAgent, EvalKind};
 use super::prompts::Prompts;
 use super::registry;
@@ -142,6 +143,8 @@ pub struct CharacterArgs {
     pub seed: u64,
     /// The game's bound on model calls in flight, shared with the other characters and the evaluator.
     pub bound: CallBound,
+    /// A person plays this character (`human/`): their seat replaces the framework's agent.
+    pub seat: Option<HumanSeat>,
     /// Test hook: panic while handling this request number (0-based), to exercise supervision. Only
     /// with the `test-hooks` feature (the test suite's); user builds carry no fault injection.
     #[cfg(feature = "test-hooks")]
@@ -172,7 +175,10 @@ impl Actor for Character {
         _me: ActorRef<Self::Msg>,
         args: CharacterArgs,
     ) -> Result<State, ActorProcessingErr> {
-        let agent = registry::build(args.framework, args.omniscient)?;
+        let agent: Box<dyn DynAgent> = match args.seat {
+            Some(seat) => Box::new(Human::new(seat)),
+            None => registry::build(args.framework, args.omniscient)?,
+        };
         let mut cx = Context::new(ContextArgs {
             framework: args.framework,
             protocol: args.protocol,

@@ -55,6 +55,9 @@ pub enum AgentError {
     },
     #[error(transparent)]
     SamplePlan(#[from] SamplePlanError),
+    /// A person's seat could not take or answer a move (its desk's store failed or it shut down).
+    #[error("human seat: {0}")]
+    Seat(String),
     /// A prompt that cannot fit the model's context window: the game cannot go on with this model.
     /// (The game's error names the character before this.)
     #[error("script \"{script}\": {source}")]

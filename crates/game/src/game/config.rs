@@ -95,6 +95,9 @@ pub struct GameConfig {
     /// made, never what they answer, so the transcript is the same at any value; 1 makes calls one at a
     /// time.
     pub call_concurrency: usize,
+    /// Characters played by people (`agent/human/`, `docs/seat.md`): a runtime handle, not part of
+    /// the spec (a replay without the person's moves is not the same game).
+    pub seats: crate::agent::Seats,
     /// Test hook: (character, request number) at which that character panics. Exists only with the
     /// `test-hooks` feature, which the test suite enables and no user build does.
     #[cfg(feature = "test-hooks")]
@@ -124,6 +127,7 @@ impl Default for GameConfig {
             base_url: None,
             progress: None,
             call_concurrency: crate::agent::DEFAULT_CALL_CONCURRENCY,
+            seats: Default::default(),
             #[cfg(feature = "test-hooks")]
             inject_panic: None,
         }

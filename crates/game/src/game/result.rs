@@ -253,6 +253,9 @@ pub struct GameResult {
     /// Who did it ([`Script::culprits`](sleuth_script::Script::culprits)): the murderer players, then
     /// any non-player suspects marked as culprits. The field keeps its name so older results still read.
     pub murderers: Vec<String>,
+    /// Characters played by people → `human:NAME` (`docs/seat.md`); absent when agents played all.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seats: BTreeMap<String, String>,
     /// Voter → the suspect they voted for.
     pub votes: BTreeMap<String, String>,
     pub vote_counts: BTreeMap<String, u32>,

@@ -198,6 +198,7 @@ macro_rules! conversions {
                     transcript_path: _,
                     progress: _,
                     call_concurrency: _,
+                    seats: _,
                     #[cfg(feature = "test-hooks")]
                     inject_panic: _,
                 } = self.clone();

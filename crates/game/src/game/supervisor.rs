@@ -110,6 +110,7 @@ impl Actor for GameActor {
                 game_id: args.config.game_id.clone(),
                 seed: args.config.seed,
                 bound: bound.clone(),
+                seat: args.config.seats.get(&c.name).cloned(),
                 #[cfg(feature = "test-hooks")]
                 panic_on_request,
             };
@@ -362,6 +363,11 @@ async fn run(
             .and_then(|m| m.ballot_accuracy())
             .unwrap_or_else(|| detection_accuracy(&played.votes, &murderers)),
         murderers,
+        seats: c
+            .seats
+            .iter()
+            .map(|(who, s)| (who.clone(), s.label()))
+            .collect(),
         votes: played.votes,
         vote_counts: played.counts,
         majority: played.majority,

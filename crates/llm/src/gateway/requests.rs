@@ -260,11 +260,17 @@ mod tests {
     #[test]
     fn the_reused_context_compresses_as_a_fresh_one() {
         // The second text after a longer first: a reused context must not carry anything over.
-        for text in ["the pantry at nine ".repeat(500), "a short line".to_string()] {
+        for text in [
+            "the pantry at nine ".repeat(500),
+            "a short line".to_string(),
+        ] {
             let ours = compress(text.as_bytes()).expect("compressed");
             let fresh = zstd::bulk::compress(text.as_bytes(), LEVEL).expect("compressed");
             assert_eq!(ours, fresh);
-            assert_eq!(zstd::bulk::decompress(&ours, MAX_MESSAGE).expect("decoded"), text.as_bytes());
+            assert_eq!(
+                zstd::bulk::decompress(&ours, MAX_MESSAGE).expect("decoded"),
+                text.as_bytes()
+            );
         }
     }
 

@@ -42,7 +42,19 @@ CREATE TABLE IF NOT EXISTS annotations (campaign TEXT NOT NULL, item INTEGER NOT
     PRIMARY KEY (campaign, item, annotator));
 CREATE TABLE IF NOT EXISTS campaign_sessions (secret_sha256 TEXT PRIMARY KEY,
     campaign TEXT NOT NULL, annotator TEXT NOT NULL, created_at TEXT NOT NULL);
+-- An annotator's answers, found without reading every answer of the campaign: each queue page
+-- asks which items its annotator has answered (a hundred annotators, a page each).
+CREATE INDEX IF NOT EXISTS annotations_by_annotator ON annotations (campaign, annotator, item);
 ";
+
+/// The lookups behind every page an annotator opens or posts, by key (`the_queue_s_lookups_use_an_index`):
+/// one item, one answer, the items one annotator has answered.
+const ONE_ITEM: &str =
+    "SELECT item, shown, hidden FROM campaign_items WHERE campaign = ?1 AND item = ?2";
+const ONE_ANSWER: &str = "SELECT item, annotator, answer, answered_at FROM annotations
+     WHERE campaign = ?1 AND item = ?2 AND annotator = ?3";
+const ANSWERED: &str =
+    "SELECT item FROM annotations WHERE campaign = ?1 AND annotator = ?2 ORDER BY item";
 
 /// A run's annotation campaigns: its own read-write connection to the run's store. Behind a mutex
 /// because a connection serves one statement at a time and callers share one per viewer.
@@ -250,12 +262,22 @@ impl Annotations {
         Ok(self.item_rows(campaign, Some(item))?.into_iter().next())
     }
 
+    /// One statement per use rather than `?2 IS NULL OR item = ?2`: SQLite plans a statement
+    /// before its parameters are bound, so the `OR` form reads every item of the campaign to find
+    /// one, on every page an annotator opens. (Both statements take the same parameters, hence
+    /// the list's `?2 IS NULL`, which holds.)
     fn item_rows(&self, campaign: &str, item: Option<u32>) -> Result<Vec<ItemRow>, StoreError> {
+        let sql = match item {
+            Some(_) => ONE_ITEM,
+            None => {
+                "SELECT item, shown, hidden FROM campaign_items WHERE campaign = ?1 AND ?2 IS NULL
+                 ORDER BY item"
+            }
+        };
         rows(
             &self.conn(),
             &format!("an item of campaign `{campaign}`"),
-            "SELECT item, shown, hidden FROM campaign_items
-             WHERE campaign = ?1 AND (?2 IS NULL OR item = ?2) ORDER BY item",
+            sql,
             params![campaign, item],
             |r| {
                 Ok(ItemRow {
@@ -385,7 +407,7 @@ impl Annotations {
         rows(
             &self.conn(),
             &format!("an answer of campaign `{campaign}`"),
-            "SELECT item FROM annotations WHERE campaign = ?1 AND annotator = ?2 ORDER BY item",
+            ANSWERED,
             params![campaign, annotator],
             |r| r.get(0),
         )
@@ -397,12 +419,18 @@ impl Annotations {
         one: Option<(u32, &str)>,
     ) -> Result<Vec<AnswerRow>, StoreError> {
         let (item, annotator) = one.unzip();
+        // As in `item_rows`: one answer is a primary-key lookup, not a pass over the campaign's.
+        let sql = match one {
+            Some(_) => ONE_ANSWER,
+            None => {
+                "SELECT item, annotator, answer, answered_at FROM annotations
+                 WHERE campaign = ?1 AND ?2 IS NULL AND ?3 IS NULL ORDER BY item, annotator"
+            }
+        };
         rows(
             &self.conn(),
             &format!("an answer of campaign `{campaign}`"),
-            "SELECT item, annotator, answer, answered_at FROM annotations
-             WHERE campaign = ?1 AND (?2 IS NULL OR (item = ?2 AND annotator = ?3))
-             ORDER BY item, annotator",
+            sql,
             params![campaign, item, annotator],
             |r| {
                 Ok(AnswerRow {
@@ -590,6 +618,34 @@ mod tests {
         assert_ne!(al, annotator_order(7, "bo", 20));
         assert_ne!(al, annotator_order(8, "al", 20));
         assert!(annotator_order(7, "al", 0).is_empty());
+    }
+
+    #[test]
+    fn the_queue_s_lookups_use_an_index() {
+        let (_dir, a) = fresh();
+        for (sql, index) in [
+            (ONE_ITEM, "(campaign=? AND item=?)"),
+            (ONE_ANSWER, "(campaign=? AND item=? AND annotator=?)"),
+            (
+                ANSWERED,
+                "annotations_by_annotator (campaign=? AND annotator=?)",
+            ),
+        ] {
+            let plan: Vec<String> = a
+                .conn()
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .and_then(|mut st| {
+                    let unbound = vec![rusqlite::types::Null; st.parameter_count()];
+                    let p = rusqlite::params_from_iter(unbound);
+                    st.query_map(p, |r| r.get(3))?.collect()
+                })
+                .expect("plan");
+            let plan = plan.join("; ");
+            assert!(
+                plan.starts_with("SEARCH") && plan.contains(index),
+                "{sql}: {plan}"
+            );
+        }
     }
 
     #[test]

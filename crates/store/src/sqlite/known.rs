@@ -90,10 +90,7 @@ impl Default for KnownKeys {
 impl KnownKeys {
     /// Notes that the file holds (or is about to hold) `key`.
     pub fn insert(&mut self, key: &[u8; 32]) {
-        let full = self
-            .layers
-            .last()
-            .is_none_or(|l| l.keys >= l.capacity);
+        let full = self.layers.last().is_none_or(|l| l.keys >= l.capacity);
         if full {
             let capacity = self
                 .layers
@@ -110,11 +107,6 @@ impl KnownKeys {
     pub fn may_hold(&self, key: &[u8; 32]) -> bool {
         self.layers.iter().any(|l| l.may_hold(key))
     }
-
-    /// Bytes of bits held, for the docs' figures and the tests.
-    pub fn bytes(&self) -> usize {
-        self.layers.iter().map(|l| l.bits.len() * 8).sum()
-    }
 }
 
 /// The filter every store of one file in this process shares, made by `fill` the first time (with
@@ -125,7 +117,9 @@ pub fn for_file(
 ) -> Result<Arc<Mutex<KnownKeys>>, String> {
     static OPEN: Mutex<Option<HashMap<PathBuf, Weak<Mutex<KnownKeys>>>>> = Mutex::new(None);
     let name = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut open = OPEN.lock().map_err(|_| "the filters' registry".to_string())?;
+    let mut open = OPEN
+        .lock()
+        .map_err(|_| "the filters' registry".to_string())?;
     let open = open.get_or_insert_with(HashMap::new);
     open.retain(|_, w| w.strong_count() > 0);
     if let Some(known) = open.get(&name).and_then(Weak::upgrade) {

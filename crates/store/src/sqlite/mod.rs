@@ -35,6 +35,7 @@ mod known;
 mod ops;
 pub mod read;
 mod rows;
+pub mod seats;
 
 /// The schema's version, in `meta`; a file of another version is refused rather than misread.
 const SCHEMA_VERSION: &str = "1";

@@ -212,6 +212,26 @@ impl StoreReader {
 
     /// Checks that the file reads as a store (its `sweeps` table answers), so a reader started on
     /// something else says so at once rather than on its first page.
+    /// Whether the file holds a sweep at all: a store can hold only a game's seats or a run's
+    /// annotation campaigns (those tables are made on their own), and such a directory is a folder
+    /// of games to the viewer, not a sweep.
+    pub fn holds_sweeps(&self) -> Result<bool, StoreError> {
+        let tables: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'sweeps'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        if tables == 0 {
+            return Ok(false);
+        }
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM sweeps)", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     pub fn check(&self) -> Result<(), StoreError> {
         self.conn
             .query_row("SELECT COUNT(*) FROM sweeps", [], |r| r.get::<_, i64>(0))

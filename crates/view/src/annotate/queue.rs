@@ -186,6 +186,7 @@ fn render(st: &AppState, me: &Annotator, q: Queue) -> Result<String, PageError> 
     let stored = q.answer.as_ref().map(|r| &r.answer);
     let responses = (q.kind == "responses").then(|| shown::responses(&item.shown, stored));
     let rankings = (q.kind == "rankings").then(|| shown::rankings(&item.shown, stored));
+    let questions = (q.kind == "questions").then(|| shown::questions(&item.shown, stored));
     let next = if pos < q.total {
         format!("/annotate?n={}", pos + 1)
     } else {
@@ -198,7 +199,7 @@ fn render(st: &AppState, me: &Annotator, q: Queue) -> Result<String, PageError> 
             item => item.item, next, prev => (pos > 1).then(|| format!("/annotate?n={}", pos - 1)),
             proof => session::proof(&me.secret),
             saved_at => q.answer.as_ref().map(|r| r.answered_at.clone()),
-            responses, rankings,
+            responses, rankings, questions,
         },
     )
 }

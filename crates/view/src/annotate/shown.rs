@@ -165,6 +165,61 @@ pub fn rankings(shown: &Value, answer: Option<&Value>) -> Rankings {
     }
 }
 
+/// A *questions* item: the generated question and answer, the character's script around the
+/// sentence it rests on (`before` + `source` + `after`, the source highlighted on the page), and the
+/// stored review, so that going back shows what was decided and the edit fields hold what was saved.
+#[derive(Debug, Serialize)]
+pub struct Questions {
+    script: String,
+    character: String,
+    question: String,
+    answer: String,
+    before: String,
+    source: String,
+    after: String,
+    /// The stored action (`accept`, `edit`, `reject`); `None` while unanswered.
+    action: Option<String>,
+    /// The edit fields, prefilled: the stored edit's text, else the generated text (an edit from
+    /// `sleuth annotate answer` may give one field only; the other stays the candidate's).
+    edit_question: String,
+    edit_answer: String,
+    /// The stored reason of a rejection, if any.
+    reason: String,
+}
+
+/// A *questions* item, with `answer` (`{"action": …, "question"?, "answer"?, "reason"?}`) filled in.
+pub fn questions(shown: &Value, answer: Option<&Value>) -> Questions {
+    let action = answer
+        .and_then(|a| a.get("action"))
+        .and_then(Value::as_str)
+        .filter(|a| ["accept", "edit", "reject"].contains(a))
+        .map(str::to_string);
+    let given = |key: &str| {
+        let edit = action.as_deref() == Some("edit");
+        let stored = answer.and_then(|a| a.get(key)).and_then(Value::as_str);
+        stored
+            .filter(|_| edit)
+            .map_or_else(|| text(shown, key), str::to_string)
+    };
+    let context = shown.get("context").unwrap_or(&Value::Null);
+    let rejected = action.as_deref() == Some("reject");
+    Questions {
+        script: text(shown, "script"),
+        character: text(shown, "character"),
+        question: text(shown, "question"),
+        answer: text(shown, "answer"),
+        before: text(context, "before"),
+        source: text(shown, "source"),
+        after: text(context, "after"),
+        edit_question: given("question"),
+        edit_answer: given("answer"),
+        reason: answer
+            .filter(|_| rejected)
+            .map_or_else(String::new, |a| text(a, "reason")),
+        action,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,5 +244,30 @@ mod tests {
             r.metrics[m].rows.iter().map(|p| p.value).collect()
         };
         assert_eq!((at(0), at(1)), (vec![Some(2), Some(1)], vec![None, None]));
+    }
+
+    #[test]
+    fn a_stored_review_fills_the_fields_it_gave() {
+        let shown = json!({"script": "S", "character": "Ada", "question": "Q?", "answer": "A",
+            "source": "src.", "context": {"before": "b ", "after": " a"}});
+        let q = questions(&shown, None);
+        assert_eq!(
+            (q.action, q.edit_question, q.edit_answer),
+            (None, "Q?".into(), "A".into())
+        );
+        assert_eq!((q.before.as_str(), q.after.as_str()), ("b ", " a"));
+        let q = questions(&shown, Some(&json!({"action": "edit", "answer": "B"})));
+        assert_eq!((q.edit_question, q.edit_answer), ("Q?".into(), "B".into()));
+        assert_eq!(q.action.as_deref(), Some("edit"));
+        let q = questions(
+            &shown,
+            Some(&json!({"action": "reject", "reason": "vague"})),
+        );
+        assert_eq!(
+            (q.action.as_deref(), q.reason.as_str()),
+            (Some("reject"), "vague")
+        );
+        let q = questions(&shown, Some(&json!({"action": "keep", "question": "X"})));
+        assert_eq!((q.action, q.edit_question), (None, "Q?".into()));
     }
 }

@@ -6,6 +6,9 @@
 //   digits             give the focused choice that value and move to the next choice
 //   Tab, ↑ ↓           move between choices; ← → lower or raise the focused value
 //   Enter              save and go to the next item; b or Backspace: back to the previous item
+//   [data-review]      a *questions* item's decision: a accept, e edit (the question and answer
+//                      fields open, prefilled), r reject (an optional reason); Enter in a field
+//                      saves, Esc leaves it
 "use strict";
 
 (function () {
@@ -14,6 +17,7 @@
   const form = document.getElementById("annotate");
   const message = document.getElementById("message");
   const picks = form ? Array.from(form.querySelectorAll("[data-pick]")) : [];
+  const review = form ? form.querySelector("[data-review]") : null;
   let busy = false;
 
   function say(text) {
@@ -41,8 +45,38 @@
     if (to) to.focus();
   }
 
+  function field(id) {
+    const el = document.getElementById(id);
+    return el ? el.value : "";
+  }
+
+  // A questions item's decision: marks the choice, opens its fields and puts the focus where the
+  // next keys go (the question field of an edit, the reason of a rejection, else the decision).
+  function choose(action) {
+    review.dataset.action = action;
+    for (const b of review.querySelectorAll("button[data-choice]")) {
+      b.setAttribute("aria-checked", String(b.dataset.choice === action));
+    }
+    for (const [id, shown] of [["edit", action === "edit"], ["reject", action === "reject"]]) {
+      const box = document.getElementById(id);
+      if (box) box.hidden = !shown;
+    }
+    const to = document.getElementById(action === "edit" ? "edit-question" : action === "reject" ? "reject-reason" : "") || review;
+    to.focus();
+    if (to.setSelectionRange) to.setSelectionRange(to.value.length, to.value.length);
+  }
+
   // The answer as docs/humans.md gives it; what is left unset is left out, for the server to name.
   function answer() {
+    if (form.dataset.kind === "questions") {
+      const action = review ? review.dataset.action : "";
+      if (action === "edit") return { action, question: field("edit-question"), answer: field("edit-answer") };
+      if (action === "reject") {
+        const reason = field("reject-reason").trim();
+        return reason ? { action, reason } : { action };
+      }
+      return action ? { action } : {};
+    }
     if (form.dataset.kind === "responses") {
       const ratings = {};
       for (const p of picks) {
@@ -110,6 +144,12 @@
       if (b && set(p, Number(b.dataset.v))) p.focus();
     });
   }
+  if (review) {
+    review.addEventListener("click", (e) => {
+      const b = e.target.closest("button[data-choice]");
+      if (b) choose(b.dataset.choice);
+    });
+  }
   for (const b of document.querySelectorAll("button[data-act]")) {
     b.addEventListener("click", () => (b.dataset.act === "save" ? save() : back()));
   }
@@ -120,6 +160,25 @@
     const pick = active && active.closest ? active.closest("[data-pick]") : null;
     // Keys on a link, a button or a summary do what they do there.
     const native = active && active.matches && active.matches("a, button, summary, input, textarea, select");
+    if (review) {
+      // In a field the keys type; Enter saves from a field too, Esc leaves it.
+      if (active && active.matches && active.matches("input, textarea")) {
+        if (e.key === "Enter") {
+          e.preventDefault();
+          save();
+        } else if (e.key === "Escape") {
+          e.preventDefault();
+          review.focus();
+        }
+        return;
+      }
+      const choice = { a: "accept", e: "edit", r: "reject" }[e.key];
+      if (choice) {
+        e.preventDefault();
+        choose(choice);
+        return;
+      }
+    }
     if (/^[1-9]$/.test(e.key) && pick) {
       e.preventDefault();
       if (set(pick, Number(e.key))) move(pick, 1);
@@ -153,7 +212,7 @@
     }
   });
 
-  // Start where the work is: the first choice not made yet.
-  const first = picks.find((p) => value(p) === null) || picks[0];
+  // Start where the work is: the first choice not made yet (a question's decision).
+  const first = picks.find((p) => value(p) === null) || picks[0] || review;
   if (first) first.focus();
 })();
