@@ -39,7 +39,7 @@ pub struct AppState {
     /// Held while a report is built, so that only one is built at a time.
     pub building: Arc<tokio::sync::Mutex<()>>,
     /// The run's annotation campaigns (`annotate`), opened when first asked for.
-    pub campaigns: super::annotate::Campaigns,
+    pub campaigns: super::annotate::campaigns::Campaigns,
 }
 
 impl AppState {
@@ -51,7 +51,7 @@ impl AppState {
             env: Arc::new(super::templates::environment().map_err(|e| format!("{e:#}"))),
             reports: Arc::new(Mutex::new(HashMap::new())),
             building: Arc::new(tokio::sync::Mutex::new(())),
-            campaigns: super::annotate::Campaigns::default(),
+            campaigns: super::annotate::campaigns::Campaigns::default(),
         }
     }
 

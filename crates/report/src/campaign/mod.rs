@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::ReportError;
 use sleuth_game::game::Event;
 
+pub mod answers;
 pub mod questions;
 pub mod rankings;
 pub mod responses;

@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::answers::HumansError;
 use super::{Item, Kind};
-use crate::humans::HumansError;
 use sleuth_base::text;
 use sleuth_script::{FactualQuestion, Reviewer, Script};
 

@@ -13,12 +13,11 @@
 //! once, when first asked, and only if the run has a store: a folder of games without one has no
 //! campaign, and opening would create the file.
 
+pub mod campaigns;
 mod owner;
 mod queue;
 pub mod session;
 mod shown;
-
-use std::sync::{Arc, Mutex};
 
 use axum::extract::Path as UrlPath;
 use axum::http::{header, StatusCode};
@@ -26,38 +25,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::source::Source;
 use super::state::{AppState, PageError};
 use sleuth_store::annotations::Annotations;
 
+pub use campaigns::Campaigns;
+
 pub use owner::{campaign, campaigns};
-
-/// The run's campaign tables, opened when first needed. Cheap to clone.
-#[derive(Clone, Default)]
-pub struct Campaigns {
-    store: Arc<Mutex<Option<Arc<Annotations>>>>,
-}
-
-impl Campaigns {
-    /// The open tables, or `None` when the run has no store (or is a cluster's mirror, whose store
-    /// is a copy: answers kept there would be lost with it).
-    fn open(&self, source: &Source) -> Result<Option<Arc<Annotations>>, PageError> {
-        if source.remote.is_some() {
-            return Ok(None);
-        }
-        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(open) = slot.as_ref() {
-            return Ok(Some(open.clone()));
-        }
-        let path = sleuth_store::RunDir::new(&source.root).store();
-        if !path.is_file() {
-            return Ok(None);
-        }
-        let open = Arc::new(Annotations::open(&path).map_err(PageError::store)?);
-        *slot = Some(open.clone());
-        Ok(Some(open))
-    }
-}
 
 /// Runs `f` on the campaign tables on a blocking thread (SQLite calls block); `None` when the run
 /// has no campaign tables.
@@ -66,9 +39,11 @@ async fn with_store<T: Send + 'static>(
     f: impl FnOnce(&Annotations) -> Result<T, PageError> + Send + 'static,
 ) -> Result<Option<T>, PageError> {
     let (campaigns, source) = (st.campaigns.clone(), st.source.clone());
-    tokio::task::spawn_blocking(move || match campaigns.open(&source)? {
-        Some(store) => f(&store).map(Some),
-        None => Ok(None),
+    tokio::task::spawn_blocking(move || {
+        match campaigns.open(&source).map_err(PageError::store)? {
+            Some(store) => f(&store).map(Some),
+            None => Ok(None),
+        }
     })
     .await
     .map_err(|e| PageError::Internal(format!("a campaign task failed: {e}")))?
