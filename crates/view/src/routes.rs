@@ -32,8 +32,7 @@
 //! with its transcript, says where to look for new events in `X-Follow` instead.
 
 use axum::extract::Path as UrlPath;
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 
@@ -84,15 +83,5 @@ const ASSETS: [(&str, &str, &str); 2] = [
 ];
 
 async fn asset(UrlPath(file): UrlPath<String>) -> Response {
-    match ASSETS.iter().find(|(name, _, _)| *name == file) {
-        Some((_, mime, body)) => (
-            [
-                (header::CONTENT_TYPE, *mime),
-                (header::CACHE_CONTROL, "public, max-age=3600"),
-            ],
-            *body,
-        )
-            .into_response(),
-        None => (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
-    }
+    super::state::asset(&ASSETS, &file, "public, max-age=3600")
 }

@@ -123,3 +123,19 @@ pub fn fragment(html: String, next: Option<String>) -> Response {
     }
     resp
 }
+
+/// One of a page's compiled-in assets, from a table of (name, MIME type, body), with the given
+/// `Cache-Control`; an unknown name is a 404.
+pub fn asset(assets: &[(&str, &str, &'static str)], file: &str, cache: &'static str) -> Response {
+    match assets.iter().find(|(name, _, _)| *name == file) {
+        Some((_, mime, body)) => (
+            [
+                (axum::http::header::CONTENT_TYPE, *mime),
+                (axum::http::header::CACHE_CONTROL, cache),
+            ],
+            *body,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
+    }
+}

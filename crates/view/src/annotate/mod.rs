@@ -20,8 +20,7 @@ pub mod session;
 mod shown;
 
 use axum::extract::Path as UrlPath;
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -81,15 +80,5 @@ const ASSETS: [(&str, &str, &str); 3] = [
 /// An asset of the annotation pages: the owner's pages load `annotate.css` from here too (it holds
 /// nothing secret; the stylesheet of a page behind the token is no more private than the page).
 async fn asset(UrlPath(file): UrlPath<String>) -> Response {
-    match ASSETS.iter().find(|(name, _, _)| *name == file) {
-        Some((_, mime, body)) => (
-            [
-                (header::CONTENT_TYPE, *mime),
-                (header::CACHE_CONTROL, "public, max-age=3600"),
-            ],
-            *body,
-        )
-            .into_response(),
-        None => (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
-    }
+    super::state::asset(&ASSETS, &file, "public, max-age=3600")
 }

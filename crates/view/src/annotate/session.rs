@@ -18,56 +18,95 @@ use axum::http::{header, HeaderMap};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The cookie an annotator's session lives in: not the owner's (`auth::COOKIE`), so that neither
-/// passes for the other.
-pub const COOKIE: &str = "sleuth_annotator";
 /// The header a page's POST carries its proof in.
 pub const PROOF_HEADER: &str = "x-sleuth-proof";
-/// How long a browser keeps the cookie: a campaign takes days; the link starts a new session any
-/// time.
-const MAX_AGE_SECS: u64 = 30 * 24 * 3600;
+
+/// A kind of browser session started from a link (an annotator's, a player's seat): its cookie, the
+/// routes the cookie is sent to, how long a browser keeps it, and the word its proofs are hashed
+/// with, so that no kind's cookie or proof passes for another's.
+pub struct SessionKind {
+    pub cookie: &'static str,
+    pub path: &'static str,
+    pub max_age_secs: u64,
+    pub purpose: &'static str,
+}
+
+impl SessionKind {
+    /// The `Set-Cookie` value of a session: only this kind's routes see it, no script reads it, no
+    /// other site's request carries it, and under TLS it never goes out in clear.
+    pub fn set_cookie(&self, secret: &str, secure: bool) -> String {
+        let secure = if secure { "; Secure" } else { "" };
+        format!(
+            "{}={secret}; HttpOnly; SameSite=Strict; Path={}; Max-Age={}{secure}",
+            self.cookie, self.path, self.max_age_secs
+        )
+    }
+
+    /// The session secret a request carries in this kind's cookie.
+    pub fn secret<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|kv| kv.trim().split_once('='))
+            .find(|(k, _)| *k == self.cookie)
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The proof a page of this session carries: a hash of the secret, so the page holds no secret
+    /// a script could turn into a cookie.
+    pub fn proof(&self, secret: &str) -> String {
+        hex::encode(Sha256::digest(
+            format!("sleuth {} proof\n{secret}", self.purpose).as_bytes(),
+        ))
+    }
+
+    /// Whether the request carries this session's proof, compared in constant time.
+    pub fn proof_ok(&self, headers: &HeaderMap, secret: &str) -> bool {
+        let Some(given) = headers.get(PROOF_HEADER).and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        given.as_bytes().ct_eq(self.proof(secret).as_bytes()).into()
+    }
+}
+
+/// An annotator's session: not the owner's cookie (`auth::COOKIE`), so that neither passes for the
+/// other; a campaign takes days, and the link starts a new session any time.
+pub const ANNOTATOR: SessionKind = SessionKind {
+    cookie: COOKIE,
+    path: "/annotate",
+    max_age_secs: 30 * 24 * 3600,
+    purpose: "annotate",
+};
+
+/// The cookie an annotator's session lives in.
+pub const COOKIE: &str = "sleuth_annotator";
 
 /// A new session secret: 32 random bytes, hex.
 pub fn new_secret() -> String {
     hex::encode(rand::random::<[u8; 32]>())
 }
 
-/// The `Set-Cookie` value of a session: only the annotation routes see it (`Path=/annotate`), no
-/// script reads it, no other site's request carries it, and under TLS it never goes out in clear.
+/// [`SessionKind::set_cookie`] of an annotator's session.
 pub fn set_cookie(secret: &str, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{COOKIE}={secret}; HttpOnly; SameSite=Strict; Path=/annotate; Max-Age={MAX_AGE_SECS}{secure}"
-    )
+    ANNOTATOR.set_cookie(secret, secure)
 }
 
-/// The session secret a request carries in its cookie.
+/// [`SessionKind::secret`] of an annotator's session.
 pub fn secret(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == COOKIE)
-        .map(|(_, v)| v.trim())
-        .filter(|v| !v.is_empty())
+    ANNOTATOR.secret(headers)
 }
 
-/// The proof a page of this session carries: a hash of the secret, so the page holds no secret a
-/// script could turn into a cookie.
+/// [`SessionKind::proof`] of an annotator's session.
 pub fn proof(secret: &str) -> String {
-    hex::encode(Sha256::digest(
-        format!("sleuth annotate proof\n{secret}").as_bytes(),
-    ))
+    ANNOTATOR.proof(secret)
 }
 
-/// Whether the request carries this session's proof, compared in constant time.
+/// [`SessionKind::proof_ok`] of an annotator's session.
 pub fn proof_ok(headers: &HeaderMap, secret: &str) -> bool {
-    let Some(given) = headers.get(PROOF_HEADER).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    given.as_bytes().ct_eq(proof(secret).as_bytes()).into()
+    ANNOTATOR.proof_ok(headers, secret)
 }
 
 /// Refuses a request a browser says came from another site or origin; one without either header

@@ -203,15 +203,5 @@ const ASSETS: [(&str, &str, &str); 2] = [
 ];
 
 pub async fn asset(UrlPath(file): UrlPath<String>) -> Response {
-    match ASSETS.iter().find(|(name, _, _)| *name == file) {
-        Some((_, mime, body)) => (
-            [
-                (header::CONTENT_TYPE, *mime),
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            *body,
-        )
-            .into_response(),
-        None => (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
-    }
+    crate::state::asset(&ASSETS, &file, "no-cache")
 }

@@ -4,57 +4,47 @@
 //! the secret) in a header and, when the browser says where it came from, be same-origin. The
 //! cookie is neither an annotator's nor the owner's, so it opens no other page of the viewer.
 
-use axum::http::{header, HeaderMap};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
+use axum::http::HeaderMap;
 
+use crate::annotate::session::SessionKind;
 pub use crate::annotate::session::{new_secret, same_origin, PROOF_HEADER};
 
 /// The cookie a player's session lives in.
 pub const COOKIE: &str = "sleuth_seat";
-/// A game with a person lasts hours, not weeks; the link starts a new session any time.
-const MAX_AGE_SECS: u64 = 7 * 24 * 3600;
 
-/// The `Set-Cookie` value of a session: the seat's routes only, no script, no other site.
+/// A player's session: the seat's routes only; a game with a person lasts hours, not weeks, and the
+/// link starts a new session any time.
+const SEAT: SessionKind = SessionKind {
+    cookie: COOKIE,
+    path: "/seat",
+    max_age_secs: 7 * 24 * 3600,
+    purpose: "seat",
+};
+
+/// [`SessionKind::set_cookie`] of a player's session.
 pub fn set_cookie(secret: &str, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{COOKIE}={secret}; HttpOnly; SameSite=Strict; Path=/seat; Max-Age={MAX_AGE_SECS}{secure}"
-    )
+    SEAT.set_cookie(secret, secure)
 }
 
-/// The session secret a request carries in its cookie.
+/// [`SessionKind::secret`] of a player's session.
 pub fn secret(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == COOKIE)
-        .map(|(_, v)| v.trim())
-        .filter(|v| !v.is_empty())
+    SEAT.secret(headers)
 }
 
-/// The proof a page of this session carries (not the secret itself).
+/// [`SessionKind::proof`] of a player's session (not the secret itself).
 pub fn proof(secret: &str) -> String {
-    hex::encode(Sha256::digest(
-        format!("sleuth seat proof\n{secret}").as_bytes(),
-    ))
+    SEAT.proof(secret)
 }
 
-/// Whether the request carries this session's proof, compared in constant time.
+/// [`SessionKind::proof_ok`] of a player's session.
 pub fn proof_ok(headers: &HeaderMap, secret: &str) -> bool {
-    let Some(given) = headers.get(PROOF_HEADER).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    given.as_bytes().ct_eq(proof(secret).as_bytes()).into()
+    SEAT.proof_ok(headers, secret)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
+    use axum::http::{header, HeaderValue};
 
     #[test]
     fn a_seat_cookie_is_its_own() {
