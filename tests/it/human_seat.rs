@@ -341,7 +341,6 @@ async fn a_person_plays_a_whole_game_over_http_and_a_restart_replays_their_moves
 /// through on the person's stored moves, with nobody at the seat.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sleuth_play_human_prints_a_link_and_serves_the_seat() {
-    use std::io::BufRead;
     use std::process::Stdio;
     sleuth::tls::install_crypto_provider();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -370,21 +369,7 @@ async fn sleuth_play_human_prints_a_link_and_serves_the_seat() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("sleuth play starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Some(link) = line.strip_prefix("seat: ") {
-                    let _ = tx.send(link.to_string());
-                }
-            }
-        });
-        let link = rx
-            .recv_timeout(Duration::from_secs(120))
-            .expect("sleuth play prints the seat's link");
+        let link = common::printed_after(&mut child, "seat: ");
         (child, link)
     };
     let (mut child, link) = start();

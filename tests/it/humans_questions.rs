@@ -11,24 +11,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use common::{run, sleuth, CHILD_TIMEOUT};
+use common::{sleuth_in, sleuth_ok as ok};
 use sleuth::script::{FactualQuestion, Script};
-
-/// Runs `sleuth ARGS` in `dir` and returns (success, stdout, stderr).
-fn sleuth_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = run(sleuth(dir).args(args), CHILD_TIMEOUT);
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let (success, stdout, stderr) = sleuth_in(dir, args);
-    assert!(success, "sleuth {args:?} failed:\n{stdout}\n{stderr}");
-    stdout
-}
 
 /// The stderr of a command that must fail.
 fn refused(dir: &Path, args: &[&str]) -> String {

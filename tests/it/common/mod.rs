@@ -77,6 +77,44 @@ pub fn sleuth(cwd: &Path) -> Command {
     cmd
 }
 
+/// Runs `sleuth ARGS` in `dir` and returns (success, stdout, stderr).
+pub fn sleuth_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = run(sleuth(dir).args(args), CHILD_TIMEOUT);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `sleuth ARGS` in `dir`, fails the test if it fails, and returns its stdout.
+pub fn sleuth_ok(dir: &Path, args: &[&str]) -> String {
+    let (success, stdout, stderr) = sleuth_in(dir, args);
+    assert!(success, "sleuth {args:?} failed:\n{stdout}\n{stderr}");
+    stdout
+}
+
+/// Takes the running `child`'s stderr and returns the first line it prints after `prefix` (a link
+/// such as the seat's `seat: http://…`), waiting up to two minutes; the rest of its stderr is
+/// drained so that the child never blocks on a full pipe.
+pub fn printed_after(child: &mut std::process::Child, prefix: &'static str) -> String {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().expect("the child's stderr is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                let _ = tx.send(rest.to_string());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .unwrap_or_else(|_| panic!("the child printed no line starting {prefix:?}"))
+}
+
 /// Runs `cmd` to completion, capturing stdout and stderr; kills it and panics after `timeout`.
 pub fn run(cmd: &mut Command, timeout: Duration) -> Output {
     let mut child = cmd

@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::collections::HashSet;
-use std::io::BufRead;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -39,21 +38,7 @@ fn a_person_plays_a_game_in_the_browser() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("sleuth play starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(link) = line.strip_prefix("seat: ") {
-                let _ = tx.send(link.to_string());
-            }
-        }
-    });
-    let link = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the seat's link");
+    let link = common::printed_after(&mut child, "seat: ");
     let Some(b) = Browser::start() else {
         let _ = child.kill();
         let _ = child.wait();
