@@ -48,30 +48,28 @@ impl Layer {
         }
     }
 
-    /// The bit positions of `key`: h1 + i·h2 over the layer's bits, h1 and h2 from the key's bytes.
-    fn probes(&self, key: &[u8; 32]) -> impl Iterator<Item = u64> {
-        let word = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&key[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(b)
-        };
-        let (h1, h2) = (word(0), word(1) | 1);
-        let m = self.bits.len() as u64 * 64;
-        (0..PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % m)
-    }
-
     fn set(&mut self, key: &[u8; 32]) {
-        let positions: Vec<u64> = self.probes(key).collect();
-        for p in positions {
+        for p in probes(key, self.bits.len() as u64 * 64) {
             self.bits[(p / 64) as usize] |= 1 << (p % 64);
         }
         self.keys += 1;
     }
 
     fn may_hold(&self, key: &[u8; 32]) -> bool {
-        self.probes(key)
+        probes(key, self.bits.len() as u64 * 64)
             .all(|p| self.bits[(p / 64) as usize] & (1 << (p % 64)) != 0)
     }
+}
+
+/// The bit positions of `key` among `m` bits: h1 + i·h2, h1 and h2 taken from the key's own bytes.
+fn probes(key: &[u8; 32], m: u64) -> impl Iterator<Item = u64> {
+    let word = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&key[i * 8..i * 8 + 8]);
+        u64::from_le_bytes(b)
+    };
+    let (h1, h2) = (word(0), word(1) | 1);
+    (0..PROBES).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % m)
 }
 
 /// The cache keys a file may hold (see the module documentation).
