@@ -224,6 +224,17 @@ impl Browser {
         );
     }
 
+    /// Types `text` into `element` itself (WebDriver's element send keys: it scrolls the element
+    /// into view and focuses it first), so a page whose layout moves meanwhile cannot send the keys
+    /// elsewhere, as a click then [`Browser::keys`] can.
+    pub(super) fn type_into(&self, element: &str, text: &str) {
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{element}/value"),
+            Some(json!({ "text": text })),
+        );
+    }
+
     /// Waits until `cond` holds (15 s at most).
     pub(super) fn wait(&self, what: &str, cond: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(15);

@@ -14,7 +14,7 @@
 //! of games), [`hardening`] (the host check, the security headers, TLS and the session cookie,
 //! timeouts and the connection bound), [`running`] (a running sweep's counters), [`in_browser`] (the pages in Chromium, driven
 //! by [`browser`]'s WebDriver client), [`annotate`] (the annotation campaigns' pages, in Chromium
-//! and over HTTP). What they share, the played sweep and the HTTP helpers, is
+//! and over HTTP), [`seat_browser`] (a person playing a whole game at the seat, in Chromium). What they share, the played sweep and the HTTP helpers, is
 //! here.
 
 mod annotate;
@@ -25,9 +25,7 @@ mod hardening;
 mod in_browser;
 mod pages;
 mod running;
-// Left out of the suite until its hang is found: it timed out waiting for the game to end in 1 of 2
-// runs alone (2026-11-29; docs/seat.md). The seat is tested over HTTP in tests/it/human_seat.rs.
-// mod seat_browser;
+mod seat_browser;
 mod serve;
 
 use crate::common;

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -61,11 +61,23 @@ fn a_person_plays_a_game_in_the_browser() {
     assert_eq!(result["seats"][SEAT], "human:pat");
 }
 
-/// The forms on the page: (key, attempt, kind, the refusal shown in it).
-fn forms(b: &Browser) -> Vec<(String, String, String, String)> {
+/// A form on the page, as the test reads it.
+struct Form {
+    key: String,
+    attempt: String,
+    kind: String,
+    /// The refusal of the previous attempt, shown in the form.
+    refused: String,
+    /// The page took a reply to it (it disables the button once the hub answered 200).
+    sent: bool,
+}
+
+/// The forms on the page.
+fn forms(b: &Browser) -> Vec<Form> {
     let v = b.run_js(
         "return Array.from(document.querySelectorAll('form.move')).map(f => [f.dataset.key, \
-         f.dataset.attempt, f.dataset.kind, (f.querySelector('.refused') || {}).textContent || '']);",
+         f.dataset.attempt, f.dataset.kind, (f.querySelector('.refused') || {}).textContent || '', \
+         f.querySelector('button').disabled]);",
     );
     v.as_array()
         .cloned()
@@ -73,50 +85,93 @@ fn forms(b: &Browser) -> Vec<(String, String, String, String)> {
         .into_iter()
         .map(|f| {
             let s = |i: usize| f[i].as_str().unwrap_or_default().to_string();
-            (s(0), s(1), s(2), s(3))
+            Form {
+                key: s(0),
+                attempt: s(1),
+                kind: s(2),
+                refused: s(3),
+                sent: f[4].as_bool().unwrap_or(false),
+            }
         })
         .collect()
 }
 
 /// Plays every move the page shows until it says the game is over: returns the refusals seen, and
 /// whether a screenshot of a move was taken.
+///
+/// A form counts as answered only once the page has disabled its button (the hub took the reply);
+/// one still open a few seconds after it was filled in is filled in again, so a click lost to the
+/// page's layout moving (answered forms leave, new ones arrive) costs a retry, not the game.
 fn play(b: &Browser) -> (Vec<String>, bool) {
     let deadline = Instant::now() + Duration::from_secs(300);
     let status = b.find("#status");
-    let (mut done, mut refusals, mut shot) = (HashSet::new(), Vec::new(), false);
+    let mut tried: HashMap<String, Instant> = HashMap::new();
+    let (mut refusals, mut shot) = (Vec::new(), false);
     loop {
-        assert!(Instant::now() < deadline, "the game did not end in time");
+        if Instant::now() >= deadline {
+            let page = b.run_js("return document.body.innerText;");
+            panic!("the game did not end in time; tried {tried:?}; the page: {page}");
+        }
         if b.text(&status).contains("The game is over") {
             return (refusals, shot);
         }
-        for (key, attempt, kind, refused) in forms(b) {
-            if !done.insert(format!("{key}#{attempt}")) {
+        for f in forms(b) {
+            let id = format!("{}#{}", f.key, f.attempt);
+            if f.sent
+                || tried
+                    .get(&id)
+                    .is_some_and(|t| t.elapsed() < Duration::from_secs(3))
+            {
                 continue;
             }
-            if !refused.is_empty() {
-                refusals.push(refused);
+            if tried.insert(id, Instant::now()).is_none() && !f.refused.is_empty() {
+                refusals.push(f.refused.clone());
             }
-            let form = format!("form.move[data-key=\"{key}\"][data-attempt=\"{attempt}\"]");
-            if !shot && kind == "ask" {
+            if !shot && f.kind == "ask" {
                 b.screenshot("seat");
                 shot = true;
             }
-            let text = match kind.as_str() {
-                "introduce" if attempt == "0" => "",
-                "introduce" => "I am Edmund Hale, purser of the Marigold.",
-                "ask" => "Where were you at ten o'clock?",
-                "vote" => "the timeline does not fit",
-                _ => "In my office on C deck.",
-            };
-            if matches!(kind.as_str(), "inferential" | "choice") {
-                b.click(&b.find(&format!("{form} input[name=choice]")));
-            }
-            if !text.is_empty() {
-                b.click(&b.find(&format!("{form} textarea")));
-                b.keys(text);
-            }
-            b.click(&b.find(&format!("{form} button")));
+            fill_and_send(b, &f);
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Answers one form as a person would: an empty introduction first (to be refused), then real
+/// text; the first option of a choice.
+fn fill_and_send(b: &Browser, f: &Form) {
+    let form = format!(
+        "form.move[data-key=\"{}\"][data-attempt=\"{}\"]",
+        f.key, f.attempt
+    );
+    // The form may have left the page since it was read (answered, or the game moved on).
+    let inside = |css: &str| b.all(&format!("{form} {css}")).into_iter().next();
+    let text = match f.kind.as_str() {
+        "introduce" if f.attempt == "0" => "",
+        "introduce" => "I am Edmund Hale, purser of the Marigold.",
+        "ask" => "Where were you at ten o'clock?",
+        "vote" => "the timeline does not fit",
+        _ => "In my office on C deck.",
+    };
+    if matches!(f.kind.as_str(), "inferential" | "choice")
+        && inside("input[name=choice]:checked").is_none()
+    {
+        let Some(first) = inside("input[name=choice]") else {
+            return;
+        };
+        b.click(&first);
+    }
+    if !text.is_empty() {
+        let Some(area) = inside("textarea") else {
+            return;
+        };
+        b.run_js(&format!(
+            "const a = document.querySelector('{} textarea'); if (a) a.value = '';",
+            form.replace('\'', "\\'")
+        ));
+        b.type_into(&area, text);
+    }
+    if let Some(send) = inside("button") {
+        b.click(&send);
     }
 }

@@ -132,10 +132,17 @@
       try {
         const q = version === null ? "" : "?after=" + version;
         const r = await fetch("/seat/state" + q, { credentials: "same-origin" });
-        if (!r.ok) { document.getElementById("status").textContent = await r.text(); return; }
+        if (!r.ok) {
+          document.getElementById("status").textContent = await r.text();
+          // No session: only a new link helps. Anything else (a busy store) passes: ask again.
+          if (r.status === 403) return;
+          await new Promise((ok) => setTimeout(ok, 2000));
+          continue;
+        }
         const st = await r.json();
-        version = st.version;
         render(st);
+        // Only a state that was drawn counts as seen: one that failed to draw is asked for again.
+        version = st.version;
         if (st.finished) return;
       } catch (_) {
         await new Promise((ok) => setTimeout(ok, 2000));
