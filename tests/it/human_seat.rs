@@ -15,8 +15,12 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use sleuth::agent::Framework;
 use sleuth::agent::HumanSeat;
-use sleuth::game::{self, GameConfig, GameResult, ProtocolSettings, ThinkThriceSettings};
+use sleuth::game::{
+    self, GameConfig, GameResult, MirageSettings, ProtocolSettings, ThinkThriceSettings,
+    WellPlaySettings,
+};
 use sleuth::script::Script;
 use sleuth::store::seats::SeatBook;
 use sleuth::view::seat::{new_token, serve, SeatHub};
@@ -25,15 +29,6 @@ const SEAT: &str = "Edmund Hale";
 const GAME: &str = "seat-night-ferry";
 
 fn config(hub: &Arc<SeatHub>, transcript: &Path) -> GameConfig {
-    let mut seats = BTreeMap::new();
-    let desk: Arc<SeatHub> = Arc::clone(hub);
-    seats.insert(
-        SEAT.to_string(),
-        HumanSeat {
-            player: "pat".into(),
-            desk,
-        },
-    );
     GameConfig {
         game_id: GAME.into(),
         seed: 3,
@@ -43,9 +38,19 @@ fn config(hub: &Arc<SeatHub>, transcript: &Path) -> GameConfig {
             initial_questioning: true,
         }),
         transcript_path: Some(transcript.to_path_buf()),
-        seats,
+        seats: seat_of(hub),
         ..GameConfig::default()
     }
+}
+
+/// The seat given to "pat", whose moves wait at `hub`.
+fn seat_of(hub: &Arc<SeatHub>) -> BTreeMap<String, HumanSeat> {
+    let desk: Arc<SeatHub> = Arc::clone(hub);
+    let seat = HumanSeat {
+        player: "pat".into(),
+        desk,
+    };
+    BTreeMap::from([(SEAT.to_string(), seat)])
 }
 
 /// A client of one seat: its cookie and the page's proof.
@@ -58,7 +63,7 @@ struct Player {
 
 impl Player {
     /// Opens the link: the session cookie, then the page and its proof.
-    async fn open(base: &str, token: &str) -> Player {
+    async fn open(base: &str, token: &str, seat: &str) -> Player {
         sleuth::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -99,7 +104,7 @@ impl Player {
         assert_eq!(page.status().as_u16(), 200);
         let html = page.text().await.expect("page");
         assert!(
-            html.contains(SEAT) && !html.contains(token),
+            html.contains(seat) && !html.contains(token),
             "the page names the seat, not the token"
         );
         let proof = html
@@ -151,7 +156,7 @@ impl Player {
 /// What the person says to a move: the reference answer to one factual question about their own
 /// script, a wrong one to every other, and the first choice of everything else. The first
 /// introduction is empty and the first vote names nobody on the ballot: both must be refused.
-fn decide(m: &Value, script: &Script) -> Value {
+fn decide(m: &Value, script: &Script, seat: &str) -> Value {
     let (key, attempt) = (
         m["key"].as_str().unwrap_or(""),
         m["attempt"].as_u64().unwrap_or(0),
@@ -169,11 +174,52 @@ fn decide(m: &Value, script: &Script) -> Value {
             let reference = script
                 .factual
                 .iter()
-                .find(|f| f.question == q && f.character == SEAT)
+                .find(|f| f.question == q && f.character == seat)
                 .map(|f| f.answer.clone());
             json!({"text": reference.unwrap_or_else(|| "I do not know".into())})
         }
-        _ => json!({"choices": ["A"], "text": "it fits what I saw"}),
+        "speak" => json!({"text": "I was on deck until the fog came in."}),
+        "accuse" => json!({"target": first, "text": "the timeline does not fit"}),
+        // MIRAGE: a clue that is not on offer first (refused), then the first clue on offer.
+        "interact" if attempt == 0 => {
+            json!({"action": "investigate", "clue": "nowhere: the moon"})
+        }
+        "interact" => match m["clues"].get(0) {
+            Some(clue) => json!({"action": "investigate", "clue": clue, "text": "I look closer."}),
+            None => json!({"action": "ask", "target": first, "text": "What did you see?"}),
+        },
+        // MIRAGE: one player left unscored first (refused), then every one.
+        "score" => {
+            let others: Vec<&str> = m["choices"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let scored = if attempt == 0 {
+                &others[1..]
+            } else {
+                &others[..]
+            };
+            let trust: serde_json::Map<String, Value> =
+                scored.iter().map(|o| (o.to_string(), json!(6))).collect();
+            let suspicion: serde_json::Map<String, Value> = scored
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (o.to_string(), json!(if i == 0 { 9 } else { 2 })))
+                .collect();
+            json!({"trust": trust, "suspicion": suspicion})
+        }
+        // As many letters as the question wants, from the first.
+        _ => {
+            let picks = match m["multiple"].as_bool() {
+                Some(true) => m["picks"].as_u64().unwrap_or(1) as usize,
+                _ => 1,
+            };
+            let letters: Vec<Value> = m["letters"]
+                .as_array()
+                .map(|l| l.iter().take(picks).cloned().collect())
+                .unwrap_or_default();
+            json!({"choices": letters, "text": "it fits what I saw"})
+        }
     };
     let mut body = body;
     body["key"] = json!(key);
@@ -182,7 +228,7 @@ fn decide(m: &Value, script: &Script) -> Value {
 }
 
 /// Plays the person's side until the game is over; returns the refusals seen.
-async fn drive(p: &Player, script: &Script) -> Vec<String> {
+async fn drive(p: &Player, script: &Script, seat: &str) -> Vec<String> {
     let mut refused = Vec::new();
     let mut version = None;
     let mut answered = std::collections::HashSet::new();
@@ -195,7 +241,7 @@ async fn drive(p: &Player, script: &Script) -> Vec<String> {
         }
         let shown = &st["shown"];
         if !shown.is_null() {
-            assert_eq!(shown["name"], SEAT, "the page shows the seat's own view");
+            assert_eq!(shown["name"], seat, "the page shows the seat's own view");
         }
         for m in st["moves"].as_array().cloned().unwrap_or_default() {
             let id = format!("{}#{}", m["key"], m["attempt"]);
@@ -205,7 +251,7 @@ async fn drive(p: &Player, script: &Script) -> Vec<String> {
             if let Some(why) = m["refused"].as_str() {
                 refused.push(why.to_string());
             }
-            let body = decide(&m, script);
+            let body = decide(&m, script, seat);
             if !checked_proof {
                 assert_eq!(
                     p.reply(body.clone(), false).await,
@@ -261,8 +307,8 @@ async fn a_person_plays_a_whole_game_over_http_and_a_restart_replays_their_moves
         let (hub, first) = (Arc::clone(&hub), first.clone());
         async move { play(&hub, &first).await }
     });
-    let player = Player::open(&base, &token).await;
-    let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script))
+    let player = Player::open(&base, &token, SEAT).await;
+    let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script, SEAT))
         .await
         .expect("the game ends within five minutes");
     let result = game.await.expect("game task");
@@ -374,8 +420,8 @@ async fn sleuth_play_human_prints_a_link_and_serves_the_seat() {
     };
     let (mut child, link) = start();
     let (base, token) = link.split_once("/seat?token=").expect("a seat link");
-    let player = Player::open(base, token).await;
-    let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script))
+    let player = Player::open(base, token, SEAT).await;
+    let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script, SEAT))
         .await
         .expect("the game ends");
     assert!(!refused.is_empty(), "the bad moves were refused");
@@ -400,4 +446,186 @@ async fn sleuth_play_human_prints_a_link_and_serves_the_seat() {
     let second = read(&result_path);
     assert_eq!(second["votes"], first["votes"]);
     assert_eq!(second["factual"], first["factual"]);
+}
+
+/// Plays the game of `config` with the seat served over HTTP and the person driven by [`drive`]:
+/// the result, the refusals the page showed, and the transcript.
+async fn play_seated(
+    game_id: &str,
+    protocol: ProtocolSettings,
+    framework: Framework,
+) -> (GameResult, Vec<String>, Vec<Value>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = common::example_script("night-ferry.toml");
+    let book = Arc::new(SeatBook::open(&dir.path().join("sleuth.db")).expect("store"));
+    let token = new_token();
+    book.open_seat(game_id, SEAT, "pat", &token).expect("seat");
+    let hub = SeatHub::new(game_id, Arc::clone(&book));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = serve(
+        Arc::clone(&hub),
+        "127.0.0.1:0".parse().expect("addr"),
+        async move {
+            let _ = stopped.await;
+        },
+    )
+    .await
+    .expect("seat server");
+    let transcript = dir.path().join("transcript.jsonl");
+    let config = GameConfig {
+        game_id: game_id.into(),
+        seed: 3,
+        protocol,
+        framework,
+        eval_repeats: 1,
+        transcript_path: Some(transcript.clone()),
+        seats: seat_of(&hub),
+        ..GameConfig::default()
+    };
+    let game = tokio::spawn({
+        let (hub, script) = (Arc::clone(&hub), Arc::clone(&script));
+        async move {
+            let played = game::play(script, config, common::simulated_gateway().await).await;
+            hub.finish();
+            played
+        }
+    });
+    let player = Player::open(&format!("http://{}", server.addr), &token, SEAT).await;
+    let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script, SEAT))
+        .await
+        .expect("the game ends within five minutes");
+    let result = game
+        .await
+        .expect("game task")
+        .unwrap_or_else(|e| panic!("{game_id}: the game with a person failed: {e}"));
+    let _ = stop.send(());
+    (result, refused, events(&transcript))
+}
+
+/// WellPlay with a person: its rounds of questions, the per-victim vote and the multiple-choice
+/// evaluation, each answered at the seat and scored like an agent's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_wellplay() {
+    let protocol = ProtocolSettings::wellplay(WellPlaySettings {
+        rounds: 1,
+        questions_per_round: 1,
+    });
+    let (result, refused, events) = play_seated("seat-wellplay", protocol, Framework::Ocot).await;
+    assert!(
+        refused.iter().any(|r| r.contains("empty reply")),
+        "{refused:?}"
+    );
+    assert_eq!(result.seats[SEAT], "human:pat");
+    assert!(result.votes.contains_key(SEAT), "the person voted");
+    let choice = result.choice.as_ref().expect("multiple-choice scores");
+    assert!(
+        choice.by_agent.contains_key(SEAT),
+        "the person's answers are scored: {:?}",
+        choice.by_agent.keys()
+    );
+    assert!(events
+        .iter()
+        .any(|e| e["kind"] == "human" && e["speaker"] == SEAT));
+}
+
+/// MIRAGE with a person: open conversation, ask or investigate (a clue not on offer refused first),
+/// trust and suspicion (a player left out refused first), the accusation and the vote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_mirage() {
+    let protocol = ProtocolSettings::mirage(MirageSettings {
+        iterations: 1,
+        ..MirageSettings::default()
+    });
+    let (result, refused, events) = play_seated("seat-mirage", protocol, Framework::Mirage).await;
+    assert!(
+        refused.iter().any(|r| r.contains("not on offer")),
+        "{refused:?}"
+    );
+    assert!(
+        refused.iter().any(|r| r.contains("trust score")),
+        "{refused:?}"
+    );
+    assert_eq!(result.seats[SEAT], "human:pat");
+    let mirage = result.mirage.as_ref().expect("the MIRAGE outcome");
+    assert!(mirage.accusations.contains_key(SEAT), "the person accused");
+    let theirs = &mirage.suspicion[SEAT];
+    let highest = theirs
+        .iter()
+        .max_by(|a, b| a.1[0].total_cmp(&b.1[0]))
+        .map(|(who, s)| (who.clone(), s[0]))
+        .expect("scores");
+    assert!(
+        (highest.1 - 0.9).abs() < 1e-9,
+        "the person's 9 of 10 is kept as the agents' are, 0.9: {theirs:?}"
+    );
+    assert!(
+        mirage.trust[SEAT]
+            .values()
+            .all(|t| (t[0] - 0.6).abs() < 1e-9),
+        "{:?}",
+        mirage.trust[SEAT]
+    );
+    assert!(
+        !mirage.investigated[SEAT].is_empty(),
+        "the person investigated a clue: {:?}",
+        mirage.investigated
+    );
+    assert!(events
+        .iter()
+        .any(|e| e["kind"] == "investigation" && e["speaker"] == SEAT));
+}
+
+/// Two people at one table: `--human` twice, `CHARACTER=NAME` each, two links served by one
+/// server; each link opens its own seat only, and the result marks both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_play_one_game_from_their_own_links() {
+    use std::process::Stdio;
+    sleuth::tls::install_crypto_provider();
+    const OTHER: &str = "Ruth Calloway";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = common::example_script("night-ferry.toml");
+    let ferry = common::night_ferry();
+    let mut child = common::sleuth(dir.path())
+        .args(["play", ferry.to_str().expect("utf-8")])
+        .args([
+            "--human",
+            &format!("{SEAT}=pat"),
+            "--human",
+            &format!("{OTHER}=sam"),
+        ])
+        .args(["--rounds-before-clues", "1", "--rounds-after-clues", "0"])
+        .args(["--seed", "3", "--out", "game"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sleuth play starts");
+    let links = common::printed_after_n(&mut child, "seat: ", 2);
+    let open = |link: &str| {
+        let (base, token) = link.split_once("/seat?token=").expect("a seat link");
+        (base.to_string(), token.to_string())
+    };
+    let ((base, first), (other_base, second)) = (open(&links[0]), open(&links[1]));
+    assert_eq!(base, other_base, "one server for the game's seats");
+    assert_ne!(first, second, "a token per seat");
+    let pat = Player::open(&base, &first, SEAT).await;
+    let sam = Player::open(&base, &second, OTHER).await;
+    let (a, b) = tokio::time::timeout(
+        Duration::from_secs(300),
+        futures::future::join(drive(&pat, &script, SEAT), drive(&sam, &script, OTHER)),
+    )
+    .await
+    .expect("the game ends");
+    assert!(
+        !a.is_empty() && !b.is_empty(),
+        "each person's bad moves were refused"
+    );
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .expect("join")
+        .expect("wait");
+    assert!(status.success());
+    let text = std::fs::read_to_string(dir.path().join("game/result.json")).expect("result");
+    let result: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(result["seats"][SEAT], "human:pat");
+    assert_eq!(result["seats"][OTHER], "human:sam");
 }

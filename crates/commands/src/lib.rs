@@ -39,7 +39,7 @@ use sleuth_base::shutdown::Shutdown;
 pub use annotate::AnnotateCommand;
 pub use import::ImportCommand;
 pub use llm::LlmArgs;
-pub use play::seat::{set_seat_opener, OpenedSeat, SeatOpener};
+pub use play::seat::{set_seat_opener, FinishSeats, OpenedSeats, SeatOpener};
 pub use play::PlayArgs;
 pub use questions::{GenerateArgs, QuestionsCommand};
 pub use report::ReportArgs;

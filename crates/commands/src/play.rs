@@ -137,10 +137,12 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 30.0)]
     pub batch_poll_secs: f64,
     /// Give this character to a person: the command prints a link to the character's seat page
-    /// and serves it while the game runs (docs/seat.md). ThinkThrice protocol only, for now.
-    #[arg(long, value_name = "CHARACTER")]
-    pub human: Option<String>,
-    /// With --human: the person's name, as the result shows the seat (`human:NAME`).
+    /// and serves it while the game runs (docs/seat.md). `CHARACTER=NAME` names its player; repeat
+    /// for several seats, each with its own link.
+    #[arg(long, value_name = "CHARACTER[=NAME]")]
+    pub human: Vec<String>,
+    /// With --human: the name of the player of a seat given without `=NAME`, as the result shows
+    /// the seat (`human:NAME`).
     #[arg(long, value_name = "NAME", default_value = "player")]
     pub human_name: String,
     /// With --human: where the seat page is served (loopback only; port 0 picks a free one).
@@ -214,11 +216,9 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
     let queue = batch.as_ref().map(|b| b.queue.clone());
     let gateway = llm::start_gateway_with(&a.llm, &spec.provider, provider, pricing, batch).await?;
     let mut config = config;
-    let seat = match &a.human {
-        Some(character) => {
-            Some(seat::open(&a, character, &spec, &script, &out, &mut config).await?)
-        }
-        None => None,
+    let seat = match a.human.is_empty() {
+        false => Some(seat::open(&a, &script, &out, &mut config).await?),
+        true => None,
     };
     let result = loop {
         let Some(queue) = &queue else {
@@ -251,7 +251,7 @@ pub(super) async fn run(a: PlayArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     if let Some(finish) = seat {
-        finish();
+        finish().await;
     }
     gateway.stop();
     let result = result.with_context(|| {

@@ -98,6 +98,16 @@ pub fn sleuth_ok(dir: &Path, args: &[&str]) -> String {
 /// such as the seat's `seat: http://…`), waiting up to two minutes; the rest of its stderr is
 /// drained so that the child never blocks on a full pipe.
 pub fn printed_after(child: &mut std::process::Child, prefix: &'static str) -> String {
+    printed_after_n(child, prefix, 1).remove(0)
+}
+
+/// The rest of each of the first `n` lines the child prints to stderr starting with `prefix` (as
+/// [`printed_after`]).
+pub fn printed_after_n(
+    child: &mut std::process::Child,
+    prefix: &'static str,
+    n: usize,
+) -> Vec<String> {
     use std::io::BufRead;
     let stderr = child.stderr.take().expect("the child's stderr is piped");
     let (tx, rx) = std::sync::mpsc::channel();
@@ -111,8 +121,14 @@ pub fn printed_after(child: &mut std::process::Child, prefix: &'static str) -> S
             }
         }
     });
-    rx.recv_timeout(Duration::from_secs(120))
-        .unwrap_or_else(|_| panic!("the child printed no line starting {prefix:?}"))
+    (0..n)
+        .map(|_| {
+            rx.recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|_| {
+                    panic!("the child printed fewer than {n} lines starting {prefix:?}")
+                })
+        })
+        .collect()
 }
 
 /// Runs `cmd` to completion, capturing stdout and stderr; kills it and panics after `timeout`.

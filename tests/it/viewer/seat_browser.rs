@@ -6,7 +6,8 @@
 use crate::common;
 
 use std::collections::HashMap;
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -17,7 +18,36 @@ const SEAT: &str = "Edmund Hale";
 
 #[test]
 fn a_person_plays_a_game_in_the_browser() {
+    let args = ["--rounds-before-clues", "1", "--rounds-after-clues", "0"];
+    let Some(result) = play_in_browser(&args) else {
+        return;
+    };
+    assert_eq!(result["seats"][SEAT], "human:pat");
+}
+
+/// MIRAGE's forms: the open conversation, ask or investigate, the trust and suspicion table, the
+/// accusation.
+#[test]
+fn a_person_plays_mirage_in_the_browser() {
+    let Some(result) = play_in_browser(&["--protocol", "mirage", "--iterations", "1"]) else {
+        return;
+    };
+    assert_eq!(result["seats"][SEAT], "human:pat");
+    let suspicion = &result["mirage"]["suspicion"][SEAT];
+    assert!(
+        suspicion
+            .as_object()
+            .is_some_and(|o| !o.is_empty() && o.values().all(|s| s[0] == 0.5)),
+        "the table's scores (5 of 10) reached the result: {suspicion}"
+    );
+    assert!(result["mirage"]["accusations"][SEAT].is_string());
+}
+
+/// `sleuth play --human` with `args`, the seat played in the browser to the end: the result (none
+/// when the browser is missing outside CI, where `Browser::start` skips).
+fn play_in_browser(args: &[&str]) -> Option<Value> {
     let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("stderr.txt");
     let ferry = common::night_ferry();
     let mut child = common::sleuth(dir.path())
         .args([
@@ -27,26 +57,23 @@ fn a_person_plays_a_game_in_the_browser() {
             SEAT,
             "--human-name",
             "pat",
-            "--rounds-before-clues",
-            "1",
-            "--rounds-after-clues",
-            "0",
             "--out",
             "game",
         ])
+        .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("stderr file"))
         .spawn()
         .expect("sleuth play starts");
-    let link = common::printed_after(&mut child, "seat: ");
+    let link = printed_link(&log);
     let Some(b) = Browser::start() else {
         let _ = child.kill();
         let _ = child.wait();
-        return;
+        return None;
     };
     b.goto(&link);
     b.wait("the seat page", || b.url().ends_with("/seat"));
-    let (refusals, shot) = play(&b);
+    let (refusals, shot) = play(&b, &mut child, &log);
     assert!(
         refusals.iter().any(|r| r.contains("empty reply")),
         "the empty introduction's refusal was on the page: {refusals:?}"
@@ -54,11 +81,21 @@ fn a_person_plays_a_game_in_the_browser() {
     assert!(shot, "the page showed a move");
     let status = child.wait().expect("sleuth play ends");
     assert!(status.success());
-    let result: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("game/result.json")).expect("result.json"),
-    )
-    .expect("JSON");
-    assert_eq!(result["seats"][SEAT], "human:pat");
+    let text = std::fs::read_to_string(dir.path().join("game/result.json")).expect("result.json");
+    Some(serde_json::from_str(&text).expect("JSON"))
+}
+
+/// The seat's link, once `sleuth play` has printed it to its stderr file (two minutes at most).
+fn printed_link(log: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(link) = text.lines().find_map(|l| l.strip_prefix("seat: ")) {
+            return link.to_string();
+        }
+        assert!(Instant::now() < deadline, "no seat link printed:\n{text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// A form on the page, as the test reads it.
@@ -102,9 +139,10 @@ fn forms(b: &Browser) -> Vec<Form> {
 /// A form counts as answered only once the page has disabled its button (the hub took the reply);
 /// one still open a few seconds after it was filled in is filled in again, so a click lost to the
 /// page's layout moving (answered forms leave, new ones arrive) costs a retry, not the game.
-fn play(b: &Browser) -> (Vec<String>, bool) {
+fn play(b: &Browser, child: &mut Child, log: &Path) -> (Vec<String>, bool) {
     let deadline = Instant::now() + Duration::from_secs(300);
     let status = b.find("#status");
+    let mut exited: Option<Instant> = None;
     let mut tried: HashMap<String, Instant> = HashMap::new();
     let (mut refusals, mut shot) = (Vec::new(), false);
     loop {
@@ -114,6 +152,16 @@ fn play(b: &Browser) -> (Vec<String>, bool) {
         }
         if b.text(&status).contains("The game is over") {
             return (refusals, shot);
+        }
+        // A game that failed ends the command (and its seat server) without a page saying so.
+        if let Some(st) = child.try_wait().expect("the child's status") {
+            let since = *exited.get_or_insert_with(Instant::now);
+            if !st.success() || since.elapsed() > Duration::from_secs(10) {
+                let stderr = std::fs::read_to_string(log).unwrap_or_default();
+                panic!(
+                    "sleuth play ended ({st}) before the page said the game was over:\n{stderr}"
+                );
+            }
         }
         for f in forms(b) {
             let id = format!("{}#{}", f.key, f.attempt);
@@ -127,7 +175,7 @@ fn play(b: &Browser) -> (Vec<String>, bool) {
             if tried.insert(id, Instant::now()).is_none() && !f.refused.is_empty() {
                 refusals.push(f.refused.clone());
             }
-            if !shot && f.kind == "ask" {
+            if !shot && matches!(f.kind.as_str(), "ask" | "interact") {
                 b.screenshot("seat");
                 shot = true;
             }
@@ -153,6 +201,16 @@ fn fill_and_send(b: &Browser, f: &Form) {
         "vote" => "the timeline does not fit",
         _ => "In my office on C deck.",
     };
+    if f.kind == "score" {
+        // Every cell of the trust and suspicion table: 5 of 10.
+        for cell in b.all(&format!("{form} input.score")) {
+            b.type_into(&cell, "5");
+        }
+        if let Some(send) = inside("button") {
+            b.click(&send);
+        }
+        return;
+    }
     if matches!(f.kind.as_str(), "inferential" | "choice")
         && inside("input[name=choice]:checked").is_none()
     {

@@ -1,5 +1,5 @@
-//! `sleuth play --human CHARACTER`: the character is given to a person, who plays it in the browser
-//! (`docs/seat.md`). The seat page and the hub its moves wait in are the viewer's (`sleuth_view::seat`),
+//! `sleuth play --human CHARACTER[=NAME]` (repeatable): each character is given to a person, who
+//! plays it in the browser (`docs/seat.md`). The seat page and the hub its moves wait in are the viewer's (`sleuth_view::seat`),
 //! a crate above this one: the root crate's CLI hands this command the viewer's opener
 //! ([`set_seat_opener`]) before it runs, so that a build without the viewer still plays, and says
 //! why `--human` cannot.
@@ -13,22 +13,25 @@ use futures::future::BoxFuture;
 
 use super::PlayArgs;
 use sleuth_game::agent::HumanSeat;
-use sleuth_game::game::{GameConfig, GameSpec, Protocol};
+use sleuth_game::game::GameConfig;
 use sleuth_script::Script;
 
-/// What the viewer's opener gives back: the seat for the game, the player's link (printed once; the
-/// store keeps only the token's SHA-256), and what to call when the game is over.
-pub type OpenedSeat = (HumanSeat, String, Box<dyn FnOnce() + Send>);
+/// What ends the seats when the game is over: awaited before the command exits, so that each page is
+/// told the game is over before its server goes.
+pub type FinishSeats = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
-/// Opens a seat: (the run's store file, the game's id, the character, the player's name, where to
-/// serve the page).
+/// What the viewer's opener gives back: each seat as (character, seat, the player's link — printed
+/// once; the store keeps only the token's SHA-256), and what to call when the game is over.
+pub type OpenedSeats = (Vec<(String, HumanSeat, String)>, FinishSeats);
+
+/// Opens seats: (the run's store file, the game's id, (character, player) of each seat, where to
+/// serve the pages).
 pub type SeatOpener = fn(
     PathBuf,
     String,
-    String,
-    String,
+    Vec<(String, String)>,
     SocketAddr,
-) -> BoxFuture<'static, anyhow::Result<OpenedSeat>>;
+) -> BoxFuture<'static, anyhow::Result<OpenedSeats>>;
 
 static OPENER: OnceLock<SeatOpener> = OnceLock::new();
 
@@ -37,55 +40,70 @@ pub fn set_seat_opener(opener: SeatOpener) {
     let _ = OPENER.set(opener);
 }
 
-/// Gives `character` to the person named by `--human-name`: checks the game can seat them, opens the
-/// seat in the run's store, serves its page, prints the link and puts the seat in `config`. Returns
-/// what ends the seat when the game is over.
+/// Reads one `--human`: `CHARACTER` (played by `--human-name`) or `CHARACTER=NAME`. A value that is
+/// a character's whole name is that character, so a name holding `=` still reads as itself.
+fn seat_arg<'a>(
+    value: &'a str,
+    script: &Script,
+    default_name: &'a str,
+) -> Result<(&'a str, &'a str)> {
+    let is_character = |n: &str| script.characters.iter().any(|c| c.name == n);
+    if is_character(value) {
+        return Ok((value, default_name));
+    }
+    if let Some((character, name)) = value.rsplit_once('=') {
+        if is_character(character.trim()) {
+            return Ok((character.trim(), name.trim()));
+        }
+    }
+    let names: Vec<&str> = script.characters.iter().map(|c| c.name.as_str()).collect();
+    bail!(
+        "--human: `{value}` is not a character of {} (its characters: {}), nor CHARACTER=NAME",
+        script.title,
+        names.join(", ")
+    )
+}
+
+/// Gives each `--human` character to its person: checks the game can seat them, opens the seats in
+/// the run's store, serves their pages, prints each link and puts the seats in `config`. Returns
+/// what ends the seats when the game is over.
 pub(super) async fn open(
     a: &PlayArgs,
-    character: &str,
-    spec: &GameSpec,
     script: &Script,
     out: &Path,
     config: &mut GameConfig,
-) -> Result<Box<dyn FnOnce() + Send>> {
-    if spec.protocol.protocol != Protocol::ThinkThrice {
-        bail!(
-            "--human: only the thinkthrice protocol seats a person so far (this game plays {}; docs/seat.md)",
-            spec.protocol.protocol
-        );
-    }
+) -> Result<FinishSeats> {
     if a.batch_eval {
         bail!("--human cannot be combined with --batch-eval yet");
     }
-    if !script.characters.iter().any(|c| c.name == character) {
-        let names: Vec<&str> = script.characters.iter().map(|c| c.name.as_str()).collect();
-        bail!(
-            "--human: `{character}` is not a character of {} (its characters: {})",
-            script.title,
-            names.join(", ")
-        );
-    }
-    if !config.framework_of(script, character).plays() {
-        bail!("--human: the no-play references (pp, op) have no game to sit at");
-    }
-    let name = a.human_name.trim();
-    if name.is_empty() || name.chars().any(|c| c.is_control()) {
-        bail!("--human-name must be a non-empty name without control characters");
+    let mut seats: Vec<(String, String)> = Vec::with_capacity(a.human.len());
+    for value in &a.human {
+        let (character, name) = seat_arg(value, script, &a.human_name)?;
+        if seats.iter().any(|(c, _)| c == character) {
+            bail!("--human: `{character}` is given to a person twice");
+        }
+        if !config.framework_of(script, character).plays() {
+            bail!("--human: the no-play references (pp, op) have no game to sit at");
+        }
+        if name.trim().is_empty() || name.chars().any(|c| c.is_control()) {
+            bail!(
+                "--human: the name of `{character}`'s player must be non-empty, without control characters"
+            );
+        }
+        seats.push((character.to_string(), name.trim().to_string()));
     }
     let opener = OPENER.get().ok_or_else(|| {
         anyhow!("--human needs the viewer's seat page: this sleuth was built without the `view` feature")
     })?;
     let store = sleuth_store::RunDir::new(out).store();
-    let (seat, link, finish) = opener(
-        store,
-        config.game_id.clone(),
-        character.to_string(),
-        name.to_string(),
-        a.seat_addr,
-    )
-    .await?;
-    eprintln!("{character} is played by {name}: the seat is open at");
-    eprintln!("seat: {link}");
-    config.seats.insert(character.to_string(), seat);
+    let (opened, finish) = opener(store, config.game_id.clone(), seats, a.seat_addr).await?;
+    for (character, seat, link) in opened {
+        eprintln!(
+            "{character} is played by {}: the seat is open at",
+            seat.player
+        );
+        eprintln!("seat: {link}");
+        config.seats.insert(character, seat);
+    }
     Ok(finish)
 }

@@ -63,11 +63,63 @@
     form.dataset.kind = m.kind;
     form.appendChild(el("p", m.prompt, "prompt"));
     if (m.refused) form.appendChild(el("p", m.refused, "refused"));
-    if (m.kind === "ask" || m.kind === "vote") {
+    if (m.kind === "interact") {
+      // Ask or investigate: the two actions MIRAGE offers (investigate only while clues are left).
+      const box = el("fieldset", null, "action");
+      const actions = m.clues && m.clues.length ? ["ask", "investigate"] : ["ask"];
+      actions.forEach((a, i) => {
+        const l = el("label");
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = "action";
+        input.value = a;
+        input.checked = i === 0;
+        l.appendChild(input);
+        l.appendChild(document.createTextNode(a === "ask" ? " Ask a player " : " Investigate a clue "));
+        box.appendChild(l);
+      });
+      form.appendChild(box);
+    }
+    if (m.kind === "ask" || m.kind === "vote" || m.kind === "accuse" || m.kind === "interact") {
       const sel = el("select");
       sel.name = "target";
       for (const c of m.choices) { const o = el("option", c); o.value = c; sel.appendChild(o); }
-      field(form, m.kind === "ask" ? "Whom you ask" : "Your vote", sel);
+      const label = { ask: "Whom you ask", vote: "Your vote", accuse: "Whom you accuse",
+        interact: "Whom you ask" };
+      field(form, label[m.kind], sel);
+    }
+    if (m.kind === "interact" && m.clues && m.clues.length) {
+      const sel = el("select");
+      sel.name = "clue";
+      for (const c of m.clues) { const o = el("option", c); o.value = c; sel.appendChild(o); }
+      field(form, "Or the clue you investigate", sel);
+    }
+    if (m.kind === "score") {
+      // One row per player: trust and suspicion, integers from 0 to the move's scale.
+      const table = el("table", null, "scores");
+      const head = el("tr");
+      for (const h of ["", "Trust", "Suspicion"]) head.appendChild(el("th", h));
+      table.appendChild(head);
+      for (const who of m.choices) {
+        const row = el("tr");
+        row.appendChild(el("td", who));
+        for (const module of ["trust", "suspicion"]) {
+          const cell = el("td");
+          const input = document.createElement("input");
+          input.type = "number";
+          input.min = "0";
+          input.max = String(m.scale || 10);
+          input.step = "1";
+          input.className = "score";
+          input.dataset.module = module;
+          input.dataset.who = who;
+          input.setAttribute("aria-label", module + " of " + who);
+          cell.appendChild(input);
+          row.appendChild(cell);
+        }
+        table.appendChild(row);
+      }
+      form.appendChild(table);
     }
     if (m.kind === "inferential" || m.kind === "choice") {
       const box = el("fieldset");
@@ -85,10 +137,14 @@
       form.appendChild(box);
     }
     const labels = { introduce: "Your introduction", ask: "Your question", answer: "Your answer",
-      vote: "Why (optional)", factual: "Your answer", inferential: "Why", choice: "Why" };
-    const text = el("textarea");
-    text.name = "text";
-    field(form, labels[m.kind] || "Your reply", text);
+      vote: "Why (optional)", factual: "Your answer", inferential: "Why", choice: "Why",
+      speak: "What you say", accuse: "Why: everyone hears it",
+      interact: "Your question, or what you say as you search" };
+    if (m.kind !== "score") {
+      const text = el("textarea");
+      text.name = "text";
+      field(form, labels[m.kind] || "Your reply", text);
+    }
     const send = el("button", "Send");
     send.type = "submit";
     form.appendChild(send);
@@ -97,8 +153,21 @@
   }
 
   async function submit(form, m) {
-    const body = { key: m.key, attempt: m.attempt, text: form.elements.text.value, choices: [] };
+    const body = { key: m.key, attempt: m.attempt, choices: [] };
+    if (form.elements.text) body.text = form.elements.text.value;
     if (form.elements.target) body.target = form.elements.target.value;
+    if (form.elements.clue) body.clue = form.elements.clue.value;
+    const action = form.querySelector('input[name="action"]:checked');
+    if (action) body.action = action.value;
+    if (m.kind === "score") {
+      body.trust = {};
+      body.suspicion = {};
+      for (const input of form.querySelectorAll("input.score")) {
+        // A blank or unreadable score is left out: the game then asks for it by name.
+        const v = Number.parseInt(input.value, 10);
+        if (Number.isInteger(v) && v >= 0) body[input.dataset.module][input.dataset.who] = v;
+      }
+    }
     for (const c of form.querySelectorAll('input[name="choice"]:checked')) body.choices.push(c.value);
     const r = await fetch("/seat/move", {
       method: "POST", credentials: "same-origin",

@@ -8,7 +8,7 @@
 //! parked futures. The page waits on a version number that every change bumps (a `watch` channel),
 //! so a long-poll costs nothing until something happens.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::{ready, BoxFuture, FutureExt};
@@ -49,6 +49,8 @@ struct Open {
     seq: u64,
     /// The game is over: nothing more will be asked.
     finished: bool,
+    /// The seats whose page has been told that the game is over.
+    told_over: BTreeSet<String>,
 }
 
 impl SeatHub {
@@ -90,6 +92,18 @@ impl SeatHub {
         st.moves.clear();
         drop(st);
         self.bump();
+    }
+
+    /// `character`'s page has been answered that the game is over.
+    pub fn told_over(&self, character: &str) {
+        self.state().told_over.insert(character.to_string());
+    }
+
+    /// Whether every one of `characters`' pages has been told that the game is over: until then,
+    /// the command that serves them waits a little before it stops the server.
+    pub fn all_told_over(&self, characters: &[String]) -> bool {
+        let st = self.state();
+        characters.iter().all(|c| st.told_over.contains(c))
     }
 
     /// `character`'s open moves (oldest first), its latest view, and whether the game is over.
@@ -206,6 +220,8 @@ mod tests {
             letters: Vec::new(),
             multiple: false,
             picks: None,
+            clues: Vec::new(),
+            scale: None,
             refused: None,
             shown: json!({"name": "Ann", "seen": []}),
         }

@@ -144,6 +144,9 @@ pub async fn state(State(s): State<SeatState>, uri: Uri, headers: HeaderMap) -> 
     }
     let version = *rx.borrow();
     let (moves, shown, finished) = s.hub.snapshot(&row.character);
+    if finished {
+        s.hub.told_over(&row.character);
+    }
     let body = json!({
         "version": version, "finished": finished, "character": row.character,
         "player": row.player, "moves": moves, "shown": shown,

@@ -1,4 +1,4 @@
-//! The seat of `sleuth play --human`: opened in the run's store, served on loopback beside the game,
+//! The seats of `sleuth play --human`: opened in the run's store, served on loopback beside the game,
 //! closed when the game ends. The play command (a crate below this one) gets this as its opener
 //! from the root crate's CLI (`sleuth_commands::set_seat_opener`).
 
@@ -14,40 +14,64 @@ use super::{new_token, serve, SeatHub};
 use sleuth_game::agent::HumanSeat;
 use sleuth_store::seats::SeatBook;
 
-/// How long the page may still ask after the game ends, to learn that it has.
-const LINGER: Duration = Duration::from_secs(2);
+/// How long the server stays up after the game ends for the pages to learn that it has (less when
+/// every page has been told sooner).
+const LINGER: Duration = Duration::from_secs(3);
 
-/// The seat, the player's link, and what ends the seat when the game is over.
-pub type Opened = (HumanSeat, String, Box<dyn FnOnce() + Send>);
+/// What ends the seats when the game is over: resolves once every seat's page has been told, or
+/// after [`LINGER`], with the server stopped.
+pub type Finish = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
-/// Opens `character`'s seat of `game` in the store file `store` for `player` (a new token: an older
-/// link to the same seat stops working) and serves its page on `addr`.
+/// Each seat with its player's link (in the order asked), and what ends the seats when the game is
+/// over.
+pub type Opened = (Vec<(String, HumanSeat, String)>, Finish);
+
+/// Opens the seats of `game` in the store file `store`, one per (character, player) — each with a new
+/// token, so an older link to the same seat stops working — and serves their pages on `addr`: one
+/// hub and one server for the game, whose sessions each open one seat.
 pub fn open_for_play(
     store: PathBuf,
     game: String,
-    character: String,
-    player: String,
+    seats: Vec<(String, String)>,
     addr: SocketAddr,
 ) -> BoxFuture<'static, anyhow::Result<Opened>> {
     Box::pin(async move {
         let book = Arc::new(SeatBook::open(&store)?);
-        let token = new_token();
-        book.open_seat(&game, &character, &player, &token)?;
+        let mut tokens = Vec::with_capacity(seats.len());
+        for (character, player) in &seats {
+            let token = new_token();
+            book.open_seat(&game, character, player, &token)?;
+            tokens.push(token);
+        }
         let hub = SeatHub::new(&game, book);
         let (stop, stopped) = oneshot::channel::<()>();
         let server = serve(hub.clone(), addr, async move {
             let _ = stopped.await;
         })
         .await?;
-        let link = format!("http://{}/seat?token={token}", server.addr);
-        let desk = hub.clone();
-        let finish: Box<dyn FnOnce() + Send> = Box::new(move || {
+        let opened: Vec<(String, HumanSeat, String)> = seats
+            .into_iter()
+            .zip(tokens)
+            .map(|((character, player), token)| {
+                let link = format!("http://{}/seat?token={token}", server.addr);
+                let desk = hub.clone();
+                (character, HumanSeat { player, desk }, link)
+            })
+            .collect();
+        let characters: Vec<String> = opened.iter().map(|(c, _, _)| c.clone()).collect();
+        let finish: Finish = Box::new(move || {
             hub.finish();
-            tokio::spawn(async move {
-                tokio::time::sleep(LINGER).await;
+            Box::pin(async move {
+                // The process ends when this returns: a page still waiting must first be answered
+                // that the game is over, or it would wait on a server that is gone.
+                let deadline = tokio::time::Instant::now() + LINGER;
+                while !hub.all_told_over(&characters) && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
                 let _ = stop.send(());
-            });
+                let _ = tokio::time::timeout(LINGER, server.task).await;
+            })
         });
-        Ok((HumanSeat { player, desk }, link, finish))
+        Ok((opened, finish))
     })
 }

@@ -7,6 +7,15 @@ use sleuth_script::option_letter;
 
 use super::MoveAnswer;
 
+/// A MIRAGE interaction a person chose.
+#[derive(Debug, PartialEq)]
+pub(super) enum Interaction {
+    /// A question to `target`.
+    Ask { target: String, question: String },
+    /// The clue at `index` of the offers, and what the person says as they search (may be empty).
+    Investigate { index: usize, said: String },
+}
+
 /// The longest text one move may carry: a long speech, not a pasted script.
 pub(super) const MAX_TEXT: usize = 4000;
 
@@ -105,6 +114,85 @@ pub(super) fn lettered(
     Ok(chosen)
 }
 
+/// A MIRAGE interaction: a question to one of `candidates`, or one of the `offers` investigated.
+/// Without an explicit action, the one whose field the reply filled in is meant.
+pub(super) fn interacted(
+    a: &MoveAnswer,
+    candidates: &[String],
+    offers: &[String],
+) -> Result<Interaction, String> {
+    let clue = a.clue.as_deref().map(str::trim).filter(|c| !c.is_empty());
+    let action = match (a.action.as_deref().map(str::trim), clue) {
+        (Some("ask"), _) => "ask",
+        (Some("investigate"), _) => "investigate",
+        (Some(other), _) if !other.is_empty() => {
+            return Err(format!(
+                "{other} is not an action; please ask someone or investigate a clue."
+            ))
+        }
+        (_, Some(_)) => "investigate",
+        _ => "ask",
+    };
+    if action == "ask" {
+        let (target, question) = named(a, candidates)?;
+        return Ok(Interaction::Ask { target, question });
+    }
+    if offers.is_empty() {
+        return Err("No clue is left to investigate; please ask someone a question.".into());
+    }
+    let Some(given) = clue else {
+        return Err(format!("Please choose a clue: {}.", offers.join("; ")));
+    };
+    let Some(index) = offers.iter().position(|o| o == given) else {
+        return Err(format!(
+            "{given} is not on offer; please choose one of: {}.",
+            offers.join("; ")
+        ));
+    };
+    let said = a.text.trim();
+    if said.chars().count() > MAX_TEXT {
+        return Err(format!("Please keep it under {MAX_TEXT} characters."));
+    }
+    Ok(Interaction::Investigate {
+        index,
+        said: said.to_string(),
+    })
+}
+
+/// MIRAGE trust and suspicion: a score from 0 to `scale` of each of `others` on both, and no one
+/// else. Returns the two rows in the order of `others`.
+pub(super) fn scored(
+    a: &MoveAnswer,
+    others: &[String],
+    scale: u32,
+) -> Result<(Vec<f64>, Vec<f64>), String> {
+    let mut rows = Vec::with_capacity(2);
+    for (module, given) in [("trust", &a.trust), ("suspicion", &a.suspicion)] {
+        if let Some(stranger) = given.keys().find(|k| !others.contains(k)) {
+            return Err(format!(
+                "{stranger} is not among the players you score ({}).",
+                others.join(", ")
+            ));
+        }
+        let mut row = Vec::with_capacity(others.len());
+        for o in others {
+            match given.get(o) {
+                None => return Err(format!("Please give {o} a {module} score.")),
+                Some(v) if *v > scale => {
+                    return Err(format!(
+                        "{o}'s {module} score is {v}; scores go from 0 to {scale}."
+                    ))
+                }
+                Some(v) => row.push(f64::from(*v)),
+            }
+        }
+        rows.push(row);
+    }
+    let suspicion = rows.pop().unwrap_or_default();
+    let trust = rows.pop().unwrap_or_default();
+    Ok((trust, suspicion))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +202,7 @@ mod tests {
             target: target.map(str::to_string),
             text: text.into(),
             choices: choices.iter().map(|c| c.to_string()).collect(),
+            ..MoveAnswer::default()
         }
     }
 
@@ -154,5 +243,93 @@ mod tests {
             Ok(vec!["A".into(), "C".into()])
         );
         assert!(lettered(&reply(None, "", &["A"]), 3, true, Some(2)).is_err());
+    }
+
+    #[test]
+    fn an_interaction_asks_someone_or_investigates_a_clue_on_offer() {
+        let cast = vec!["Ann".to_string(), "Bo".to_string()];
+        let offers = vec!["c1: the study".to_string(), "c2: Bo".to_string()];
+        let ask = reply(Some("Bo"), "Where were you?", &[]);
+        assert_eq!(
+            interacted(&ask, &cast, &offers),
+            Ok(Interaction::Ask {
+                target: "Bo".into(),
+                question: "Where were you?".into()
+            })
+        );
+        let search = MoveAnswer {
+            action: Some("investigate".into()),
+            clue: Some("c2: Bo".into()),
+            ..MoveAnswer::default()
+        };
+        assert_eq!(
+            interacted(&search, &cast, &offers),
+            Ok(Interaction::Investigate {
+                index: 1,
+                said: String::new()
+            })
+        );
+        let inferred = MoveAnswer {
+            clue: Some("c1: the study".into()),
+            ..MoveAnswer::default()
+        };
+        assert!(matches!(
+            interacted(&inferred, &cast, &offers),
+            Ok(Interaction::Investigate { index: 0, .. })
+        ));
+        let gone = MoveAnswer {
+            clue: Some("c9: the attic".into()),
+            ..MoveAnswer::default()
+        };
+        let why = interacted(&gone, &cast, &offers).unwrap_err();
+        assert!(
+            why.contains("not on offer") && why.contains("c1: the study"),
+            "{why}"
+        );
+        assert!(
+            interacted(&search, &cast, &[]).is_err(),
+            "nothing left to search"
+        );
+        let dance = MoveAnswer {
+            action: Some("dance".into()),
+            ..MoveAnswer::default()
+        };
+        assert!(interacted(&dance, &cast, &offers).is_err());
+    }
+
+    #[test]
+    fn scores_cover_every_other_player_within_the_scale() {
+        let others = vec!["Ann".to_string(), "Bo".to_string()];
+        let of = |t: &[(&str, u32)], s: &[(&str, u32)]| MoveAnswer {
+            trust: t.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            suspicion: s.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..MoveAnswer::default()
+        };
+        assert_eq!(
+            scored(
+                &of(&[("Bo", 3), ("Ann", 7)], &[("Ann", 0), ("Bo", 10)]),
+                &others,
+                10
+            ),
+            Ok((vec![7.0, 3.0], vec![0.0, 10.0])),
+            "in the order of the players scored"
+        );
+        let missing = scored(&of(&[("Ann", 7)], &[("Ann", 0), ("Bo", 1)]), &others, 10);
+        assert!(missing.unwrap_err().contains("Bo a trust score"));
+        let high = scored(
+            &of(&[("Ann", 7), ("Bo", 11)], &[("Ann", 0), ("Bo", 1)]),
+            &others,
+            10,
+        );
+        assert!(high.unwrap_err().contains("from 0 to 10"));
+        let stranger = scored(
+            &of(
+                &[("Ann", 7), ("Bo", 1), ("Zed", 2)],
+                &[("Ann", 0), ("Bo", 1)],
+            ),
+            &others,
+            10,
+        );
+        assert!(stranger.unwrap_err().contains("Zed is not among"));
     }
 }

@@ -29,7 +29,9 @@ use serde_json::{json, Value};
 
 use super::config::AgentError;
 use super::context::Context;
-use super::interface::{Agent, EvalKind};
+use super::interface::{Agent, ClueChoice, EvalKind};
+use super::mirage::{scores_turn, SCORE_MAX};
+use checks::Interaction;
 
 /// What a move asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +51,14 @@ pub enum MoveKind {
     Inferential,
     /// Evaluation: one letter of `choices` (several with `multiple`) and a reason.
     Choice,
+    /// MIRAGE open conversation after the first round: free text.
+    Speak,
+    /// MIRAGE interaction: ask one of `choices` a question, or investigate one of `clues`.
+    Interact,
+    /// MIRAGE trust and suspicion: two scores from 0 to `scale` for each of `choices`.
+    Score,
+    /// MIRAGE accusation: one of `choices` and the reasons, said aloud.
+    Accuse,
 }
 
 impl MoveKind {
@@ -61,6 +71,10 @@ impl MoveKind {
             MoveKind::Factual => "factual",
             MoveKind::Inferential => "inferential",
             MoveKind::Choice => "choice",
+            MoveKind::Speak => "speak",
+            MoveKind::Interact => "interact",
+            MoveKind::Score => "score",
+            MoveKind::Accuse => "accuse",
         }
     }
 }
@@ -86,6 +100,12 @@ pub struct Move {
     pub multiple: bool,
     /// Choice with `multiple`: exactly this many letters, when the question says.
     pub picks: Option<u32>,
+    /// Interact: the clues on offer, as the agents are offered them (`id: place`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clues: Vec<String>,
+    /// Score: the top of the scale (scores are integers from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u32>,
     /// Why the previous attempt was refused.
     pub refused: Option<String>,
     /// What the character's agent would see now (`shown.rs`).
@@ -104,6 +124,18 @@ pub struct MoveAnswer {
     /// Letters (inferential: one; choice: one or more).
     #[serde(default)]
     pub choices: Vec<String>,
+    /// Interact: `ask` or `investigate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Interact: the clue investigated, one of the move's `clues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clue: Option<String>,
+    /// Score: each other character's trust score, 0 to the move's `scale`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trust: BTreeMap<String, u32>,
+    /// Score: each other character's suspicion score.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub suspicion: BTreeMap<String, u32>,
 }
 
 /// The desk could not take or answer a move (its store failed, or it was shut down).
@@ -209,6 +241,8 @@ impl Human {
                 letters: letters.clone(),
                 multiple: ask.multiple,
                 picks: ask.picks,
+                clues: ask.clues.clone(),
+                scale: ask.scale,
                 refused: refused.take(),
                 shown: shown.clone(),
             };
@@ -241,6 +275,8 @@ struct Ask {
     choices: Vec<String>,
     multiple: bool,
     picks: Option<u32>,
+    clues: Vec<String>,
+    scale: Option<u32>,
 }
 
 impl Ask {
@@ -252,6 +288,8 @@ impl Ask {
             choices,
             multiple: false,
             picks: None,
+            clues: Vec::new(),
+            scale: None,
         }
     }
 }
@@ -305,6 +343,100 @@ impl Agent for Human {
             candidates.to_vec(),
         );
         self.settle(cx, ask, |a| checks::voted(a, candidates)).await
+    }
+
+    /// MIRAGE open conversation: the first turn is the introduction, the later ones free speech.
+    async fn converse(
+        &mut self,
+        cx: &mut Context,
+        host_line: &str,
+        iteration: u32,
+    ) -> Result<String, AgentError> {
+        let kind = match iteration {
+            0 => MoveKind::Introduce,
+            _ => MoveKind::Speak,
+        };
+        let ask = Ask::new(self.next_move(), kind, host_line, Vec::new());
+        self.settle(cx, ask, checks::said).await
+    }
+
+    /// MIRAGE interaction, returned in the MIRAGE agent's shape: what is said, and
+    /// `{"action": "ask", "target", "question"}` or `{"action": "investigate", "clue"}`.
+    async fn interact(
+        &mut self,
+        cx: &mut Context,
+        candidates: &[String],
+        clues: &[ClueChoice],
+    ) -> Result<(String, Value), AgentError> {
+        // Offered as the agents are offered them: the id keeps the choice exact, the place is what
+        // one chooses by.
+        let offers: Vec<String> = clues
+            .iter()
+            .map(|c| format!("{}: {}", c.id, c.place))
+            .collect();
+        let prompt = match offers.is_empty() {
+            true => "Your turn: ask one player a question.",
+            false => "Your turn: ask one player a question, or investigate a clue.",
+        };
+        let ask = Ask {
+            clues: offers.clone(),
+            ..Ask::new(
+                self.next_move(),
+                MoveKind::Interact,
+                prompt,
+                candidates.to_vec(),
+            )
+        };
+        let done = self
+            .settle(cx, ask, |a| checks::interacted(a, candidates, &offers))
+            .await?;
+        Ok(match done {
+            Interaction::Ask { target, question } => {
+                let data = json!({"action": "ask", "target": target, "question": question});
+                (question, data)
+            }
+            Interaction::Investigate { index, said } => {
+                let id = clues.get(index).map(|c| c.id.clone()).unwrap_or_default();
+                (said, json!({"action": "investigate", "clue": id}))
+            }
+        })
+    }
+
+    /// MIRAGE trust and suspicion, scored by the person on the agents' scale and recorded as the
+    /// MIRAGE agent records its own.
+    async fn score(
+        &mut self,
+        cx: &mut Context,
+        others: &[String],
+    ) -> Result<(String, Value), AgentError> {
+        let prompt = format!(
+            "Score how much you trust, and how much you suspect, each other player, from 0 to \
+             {SCORE_MAX}. Nobody else sees these scores."
+        );
+        let ask = Ask {
+            scale: Some(SCORE_MAX),
+            ..Ask::new(self.next_move(), MoveKind::Score, &prompt, others.to_vec())
+        };
+        let (trust, suspicion) = self
+            .settle(cx, ask, |a| checks::scored(a, others, SCORE_MAX))
+            .await?;
+        Ok(scores_turn(cx, others, &trust, &suspicion))
+    }
+
+    /// MIRAGE accusation: a suspect and the reasons, said aloud.
+    async fn accuse(
+        &mut self,
+        cx: &mut Context,
+        candidates: &[String],
+    ) -> Result<(String, String), AgentError> {
+        let prompt = "Accuse the one you believe is the murderer, and say why: everyone hears it.";
+        let ask = Ask::new(
+            self.next_move(),
+            MoveKind::Accuse,
+            prompt,
+            candidates.to_vec(),
+        );
+        self.settle(cx, ask, |a| checks::named(a, candidates)).await
     }
 
     /// A person makes no model call.

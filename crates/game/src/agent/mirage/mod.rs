@@ -53,7 +53,7 @@ pub const PURPOSES: &[&str] = &[
 /// Tokens a reply may spend on its THOUGHT on top of the budget of what it says.
 const THOUGHT_TOKENS: u32 = 200;
 /// The top of the trust and suspicion scale (integers 0..=10).
-const SCORE_MAX: u32 = 10;
+pub(crate) const SCORE_MAX: u32 = 10;
 /// Budget of a choice with a short reason (an accusation, a vote, an interaction).
 const CHOICE_TOKENS: u32 = 200;
 /// The MIRAGE agent and its state.
@@ -345,33 +345,22 @@ impl Agent for Mirage {
             work.push(self.scored(unit, module, prompt, schema, budget));
         }
         let answered = together(&bound, work).await;
-        let mut data = Map::new();
+        let mut raw: Vec<Vec<f64>> = Vec::with_capacity(2);
         for (module, unit, r) in answered {
             let v = r?;
             cx.join(unit)?;
-            let mut scores = Map::new();
+            let mut row = Vec::with_capacity(others.len());
             for o in others {
-                let raw = v[o.as_str()]
+                let score = v[o.as_str()]
                     .as_f64()
                     .ok_or_else(|| unusable(module, format!("no score for {o}")))?;
-                scores.insert(
-                    o.clone(),
-                    json!((raw / f64::from(SCORE_MAX)).clamp(0.0, 1.0)),
-                );
+                row.push(score);
             }
-            data.insert(module.to_string(), Value::Object(scores));
+            raw.push(row);
         }
-        data.insert("scale".into(), json!(SCORE_MAX));
-        let lines = cx.lines();
-        let text: Vec<String> = others
-            .iter()
-            .map(|o| {
-                let t = data["trust"][o.as_str()].as_f64().unwrap_or_default();
-                let s = data["suspicion"][o.as_str()].as_f64().unwrap_or_default();
-                lines.mirage_scores(o, t, s)
-            })
-            .collect();
-        Ok((text.join("\n"), Value::Object(data)))
+        let suspicion = raw.pop().unwrap_or_default();
+        let trust = raw.pop().unwrap_or_default();
+        Ok(scores_turn(cx, others, &trust, &suspicion))
     }
 
     /// The accusation before the vote: one of `candidates` and the reasons, said aloud.
@@ -436,4 +425,34 @@ impl Agent for Mirage {
         self.prepared_for = None;
         self.prepare(cx).await
     }
+}
+
+/// A scorer's turn from its raw scores (0 to [`SCORE_MAX`], in the order of `others`): one line per
+/// character, and `{"trust": {name: score}, "suspicion": {name: score}, "scale": 10}` with the
+/// scores normalised to 0..=1. Shared by the MIRAGE agent and a person's seat, so the two score
+/// the same way.
+pub(crate) fn scores_turn(
+    cx: &Context,
+    others: &[String],
+    trust: &[f64],
+    suspicion: &[f64],
+) -> (String, Value) {
+    let norm = |raw: f64| (raw / f64::from(SCORE_MAX)).clamp(0.0, 1.0);
+    let mut data = Map::new();
+    for (module, raw) in [("trust", trust), ("suspicion", suspicion)] {
+        let scores: Map<String, Value> = others
+            .iter()
+            .zip(raw)
+            .map(|(o, r)| (o.clone(), json!(norm(*r))))
+            .collect();
+        data.insert(module.to_string(), Value::Object(scores));
+    }
+    data.insert("scale".into(), json!(SCORE_MAX));
+    let lines = cx.lines();
+    let text: Vec<String> = others
+        .iter()
+        .zip(trust.iter().zip(suspicion))
+        .map(|(o, (t, s))| lines.mirage_scores(o, norm(*t), norm(*s)))
+        .collect();
+    (text.join("\n"), Value::Object(data))
 }
