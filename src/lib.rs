@@ -10,6 +10,7 @@ pub mod cli;
 pub use sleuth_base::{backoff, clock, cpu, fs, shutdown, telemetry, text, tls};
 #[cfg(feature = "cluster")]
 pub use sleuth_cluster as cluster;
+pub use sleuth_export as export;
 pub use sleuth_game::{agent, eval, game, memory, questions, transcript};
 pub use sleuth_llm as llm;
 #[cfg(feature = "mock-llm")]

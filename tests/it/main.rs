@@ -28,6 +28,7 @@ mod context_window;
 mod dashboards;
 mod deploy;
 mod evaluation;
+mod export;
 mod first_build;
 mod frameworks;
 mod game;

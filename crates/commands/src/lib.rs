@@ -1,11 +1,11 @@
 //! The command line's edge for everything but the viewer and the mock server: the flags of `play`,
-//! `script`, `questions`, `import`, `report`, `sweep` and the cluster's commands, and what each does
-//! with them. Library errors become one-line messages here (anyhow), never below.
+//! `script`, `questions`, `import`, `report`, `export`, `sweep` and the cluster's commands, and what
+//! each does with them. Library errors become one-line messages here (anyhow), never below.
 //!
-//! Layer 6 (docs/architecture.md, *Crates*): it may use every crate that plays, sweeps, reports and
-//! runs a cluster; it knows nothing of the viewer and the mock server, whose commands live in their
-//! own crates (`sleuth_view::cli`, `sleuth_mockllm::cli`). The `sleuth` root crate only parses and
-//! dispatches.
+//! Layer 7 (docs/architecture.md, *Crates*): it may use every crate that plays, sweeps, reports,
+//! exports and runs a cluster; it knows nothing of the viewer and the mock server, whose commands
+//! live in their own crates (`sleuth_view::cli`, `sleuth_mockllm::cli`). The `sleuth` root crate
+//! only parses and dispatches.
 //!
 //! Why a crate of its own: every command's future is compiled where it is defined. In the root crate,
 //! they were recompiled whenever any crate changed (the root is above all of them) — 72 s of a
@@ -19,6 +19,7 @@
 mod annotate;
 #[cfg(feature = "cluster")]
 pub mod cluster;
+mod export;
 mod import;
 mod llm;
 mod play;
@@ -37,6 +38,7 @@ use futures::FutureExt;
 use sleuth_base::shutdown::Shutdown;
 
 pub use annotate::AnnotateCommand;
+pub use export::ExportArgs;
 pub use import::ImportCommand;
 pub use llm::LlmArgs;
 pub use play::seat::{set_seat_opener, FinishSeats, OpenedSeats, SeatOpener};
@@ -62,6 +64,9 @@ pub enum Command {
     Import(ImportCommand),
     /// Tables and figures of the papers (Markdown, HTML, CSV, PNG, SVG) from finished games.
     Report(ReportArgs),
+    /// A run's games, characters, answers, calls, events and annotations as Parquet or CSV tables
+    /// for pandas, polars and DuckDB; run again, it adds only what is new (`docs/data.md`).
+    Export(ExportArgs),
     /// The papers' human studies over a run: annotation campaigns (`docs/humans.md`).
     #[command(subcommand)]
     Annotate(AnnotateCommand),
@@ -124,6 +129,7 @@ pub fn run(command: Command, shutdown: Shutdown) -> BoxFuture<'static, Result<()
             }
             Command::Import(cmd) => import::run(cmd),
             Command::Report(args) => report::run(&args),
+            Command::Export(args) => export::run(&args),
             Command::Annotate(cmd) => annotate::run(cmd),
             Command::Sweep(cmd) => sweep::run(cmd, shutdown).await,
             #[cfg(feature = "cluster")]

@@ -35,6 +35,7 @@ pub use self::redis::RedisStore;
 pub use error::StoreError;
 pub use rundir::RunDir;
 pub use sqlite::annotations;
+pub use sqlite::bulk;
 pub use sqlite::read;
 pub use sqlite::read::StoreReader;
 pub use sqlite::seats;

@@ -31,6 +31,7 @@ use tokio::sync::oneshot;
 use crate::error::StoreError;
 
 pub mod annotations;
+pub mod bulk;
 mod known;
 mod ops;
 pub mod read;

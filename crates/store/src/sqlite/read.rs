@@ -31,7 +31,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// One read-only connection to a run's store (see the module documentation).
 pub struct StoreReader {
     path: PathBuf,
-    conn: Connection,
+    /// Shared with `bulk.rs`, the export's whole-table reads over the same connection.
+    pub(super) conn: Connection,
 }
 
 /// A sweep as a reader lists it: its record without the sweep file's text, its status as stored.
@@ -131,10 +132,10 @@ pub struct SpendRow {
     pub cost_usd: f64,
 }
 
-const GAME_COLUMNS: &str =
+pub(super) const GAME_COLUMNS: &str =
     "id, seq, sweep, arm, arm_label, script, repeat, seed, state, attempts, reason, stage, updated_at";
 
-fn game_from(r: &Row<'_>) -> rusqlite::Result<GameInfo> {
+pub(super) fn game_from(r: &Row<'_>) -> rusqlite::Result<GameInfo> {
     Ok(GameInfo {
         id: r.get(0)?,
         seq: r.get(1)?,
@@ -203,7 +204,7 @@ impl StoreReader {
     }
 
     /// A failed query, with SQLite's own words and the file it was on.
-    fn err(&self, e: rusqlite::Error) -> StoreError {
+    pub(super) fn err(&self, e: rusqlite::Error) -> StoreError {
         StoreError::Read {
             at: self.path.display().to_string(),
             message: e.to_string(),

@@ -1,0 +1,48 @@
+//! The `calls` table: every row of the store's ledger — one model call (live, from the cache, or
+//! through a batch) with its tokens and cost. The ledger records no time, latency or retry count of
+//! a call (retries are summed per game in `games.retries`), so neither does this table. Columns:
+//! `docs/data.md`, *calls*.
+
+use sleuth_store::bulk::LedgerRow;
+
+use crate::table::{col, Column, Row, Type::*, Value};
+
+pub const COLUMNS: &[Column] = &[
+    col("call", Int),
+    col("run", Text),
+    col("sweep", Text),
+    col("game", Text),
+    col("arm", Text),
+    col("model", Text),
+    col("phase", Text),
+    col("framework", Text),
+    col("purpose", Text),
+    col("source", Text),
+    col("live", Bool),
+    col("prompt_tokens", Int),
+    col("completion_tokens", Int),
+    col("cached_tokens", Int),
+    col("cost_usd", Float),
+    col("cache_key", Text),
+];
+
+pub fn row(c: &LedgerRow) -> Row {
+    let mut row = Row::new();
+    row.set("call", Value::Int(c.id))
+        .set("run", Value::Text(c.run.clone()))
+        .set("sweep", Value::Text(c.sweep.clone()))
+        .set("game", Value::Text(c.game.clone()))
+        .set("arm", Value::Text(c.arm.clone()))
+        .set("model", Value::Text(c.model.clone()))
+        .set("phase", Value::Text(c.phase.clone()))
+        .set("framework", Value::Text(c.framework.clone()))
+        .set("purpose", Value::Text(c.purpose.clone()))
+        .set("source", Value::Text(c.source.clone()))
+        .set("live", Value::Bool(c.source == "live"))
+        .set("prompt_tokens", Value::Int(c.prompt_tokens))
+        .set("completion_tokens", Value::Int(c.completion_tokens))
+        .set("cached_tokens", Value::Int(c.cached_tokens))
+        .set("cost_usd", Value::float(Some(c.cost_usd)))
+        .set("cache_key", Value::text(c.key.as_deref()));
+    row
+}
