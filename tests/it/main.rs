@@ -11,6 +11,7 @@
 mod common;
 
 mod adaptive_play;
+mod analysis;
 mod baselines;
 mod batch_eval;
 mod chinese;
