@@ -53,6 +53,48 @@ pub struct ViewArgs {
     /// temporary directory removed at exit.
     #[arg(long, value_name = "DIR", requires = "coordinator")]
     pub mirror: Option<PathBuf>,
+    /// Write the pages of the run as static files into DIR (they open from file:// or any static
+    /// web host) instead of serving them. DIR must be new, empty, or a bundle written before.
+    #[arg(long, value_name = "DIR", conflicts_with = "coordinator")]
+    pub bundle: Option<PathBuf>,
+    /// With --bundle: write each game's model calls in too (their messages and replies can be
+    /// most of a sweep's bytes; left out by default).
+    #[arg(long, requires = "bundle")]
+    pub bundle_calls: bool,
+}
+
+/// `--bundle DIR`: writes the static bundle and says what it wrote.
+async fn bundle(
+    path: &std::path::Path,
+    dir: &std::path::Path,
+    calls: bool,
+    shutdown: Shutdown,
+) -> Result<()> {
+    let opts = crate::bundle::BundleOptions {
+        root: path.to_path_buf(),
+        out: dir.to_path_buf(),
+        calls,
+    };
+    let s = crate::bundle::write(&opts, shutdown).await?;
+    for url in &s.failed {
+        eprintln!("warning: the viewer answered {url} with an error: its page says so");
+    }
+    let calls = if calls {
+        "model calls included"
+    } else {
+        "model calls left out (--bundle-calls includes them)"
+    };
+    println!(
+        "sleuth view: wrote the bundle of {} to {}: {} games, {} files, {:.1} MB in {:.1} s; {calls}; open {}",
+        path.display(),
+        dir.display(),
+        s.games,
+        s.files,
+        s.bytes as f64 / 1e6,
+        s.seconds,
+        dir.join("index.html").display()
+    );
+    Ok(())
 }
 
 /// Starts the viewer, prints its address, serves until Ctrl-C.
@@ -63,6 +105,9 @@ pub fn run(a: ViewArgs, shutdown: Shutdown) -> futures::future::BoxFuture<'stati
 }
 
 async fn serve(a: ViewArgs, shutdown: Shutdown) -> Result<()> {
+    if let (Some(dir), Some(path)) = (&a.bundle, &a.path) {
+        return bundle(path, dir, a.bundle_calls, shutdown).await;
+    }
     let listen = Listen {
         addr: a.listen,
         token: std::env::var(TOKEN_ENV).ok(),

@@ -20,10 +20,13 @@
 //! [`routes`] the pages and endpoints, `compare` two games side by side, [`tables`] the report's
 //! tables,
 //! `chart` the suspicion and trust charts, [`annotate`] the annotation campaigns' pages (an annotator's
-//! queue, and the owner's view of who has done what).
+//! queue, and the owner's view of who has done what), [`bundle`] the pages written as static files
+//! (`sleuth view --bundle`).
 
 pub mod annotate;
 pub mod auth;
+/// `sleuth view RUN --bundle DIR`: the pages as static files.
+pub mod bundle;
 mod chart;
 /// `sleuth view`: its flags and the command.
 pub mod cli;

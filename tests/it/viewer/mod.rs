@@ -14,12 +14,14 @@
 //! of games), [`hardening`] (the host check, the security headers, TLS and the session cookie,
 //! timeouts and the connection bound), [`running`] (a running sweep's counters), [`in_browser`] (the pages in Chromium, driven
 //! by [`browser`]'s WebDriver client), [`annotate`] (the annotation campaigns' pages, in Chromium
-//! and over HTTP), [`seat_browser`] (a person playing a whole game at the seat, in Chromium). What they share, the played sweep and the HTTP helpers, is
+//! and over HTTP), [`seat_browser`] (a person playing a whole game at the seat, in Chromium), [`bundle`]
+//! (`sleuth view --bundle`: the static pages, their links, and in Chromium from `file://`). What they share, the played sweep and the HTTP helpers, is
 //! here.
 
 mod annotate;
 mod annotate_questions;
 mod browser;
+mod bundle;
 mod compare;
 mod hardening;
 mod in_browser;
