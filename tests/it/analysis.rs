@@ -380,9 +380,20 @@ fn every_snippet_of_the_analysis_page_agrees_across_libraries_and_with_the_run()
         }
     }
 
-    // 0. Row counts: the store's done games, the transcripts' answers and events, the ledger, and
-    // what export.json says it wrote.
-    let counts = &answers["row-counts"];
+    check_row_counts(&answers["row-counts"], &games, ledger_rows, &export);
+    check_cost_per_correct(&answers["cost-per-correct"], &games, &ledger_by_model);
+    check_win_rates(&answers["win-rate-by-axes"], &games);
+    check_table_a3(&answers["table-a3-overall"], &run.join("report"));
+}
+
+/// Question 0, row counts: the store's done games, the transcripts' answers and events, the ledger,
+/// and what export.json says it wrote.
+fn check_row_counts(
+    counts: &Value,
+    games: &BTreeMap<String, Game>,
+    ledger_rows: i64,
+    export: &Path,
+) {
     assert_eq!(int(&counts["games"], "games"), games.len() as i64);
     let in_transcripts: usize = games.values().map(|g| g.answers).sum();
     assert_eq!(int(&counts["answers"], "answers"), in_transcripts as i64);
@@ -399,9 +410,15 @@ fn every_snippet_of_the_analysis_page_agrees_across_libraries_and_with_the_run()
             "{table}: the libraries read what export.json says was written"
         );
     }
+}
 
-    // 1. Cost per correct answer: the results' costs, the ledger's, the transcripts' right answers.
-    let by_model = rows(&answers["cost-per-correct"], "cost-per-correct");
+/// Question 1, cost per correct answer: the results' costs, the ledger's, the transcripts' right answers.
+fn check_cost_per_correct(
+    answer: &Value,
+    games: &BTreeMap<String, Game>,
+    ledger_by_model: &BTreeMap<String, f64>,
+) {
+    let by_model = rows(answer, "cost-per-correct");
     let models: Vec<&str> = by_model
         .iter()
         .map(|r| r["model"].as_str().expect("model"))
@@ -440,9 +457,11 @@ fn every_snippet_of_the_analysis_page_agrees_across_libraries_and_with_the_run()
             "{model}"
         );
     }
+}
 
-    // 2. Win rate per (rounds, questions per round), from the results' winners.
-    let cells = rows(&answers["win-rate-by-axes"], "win-rate-by-axes");
+/// Question 2, win rate per (rounds, questions per round), from the results' winners.
+fn check_win_rates(answer: &Value, games: &BTreeMap<String, Game>) {
+    let cells = rows(answer, "win-rate-by-axes");
     let mut expected: BTreeMap<(i64, i64), (i64, i64)> = BTreeMap::new();
     for g in games.values() {
         if let Some(w) = &g.winner {
@@ -479,9 +498,10 @@ fn every_snippet_of_the_analysis_page_agrees_across_libraries_and_with_the_run()
         let rate = float(&c["win_rate"], "win_rate");
         assert!(close(rate, wins as f64 / n as f64), "{key:?}: {rate}");
     }
+}
 
-    // 3. PLAYER* Table A3's per-script Overall cells, against the report's CSV.
-    let report = run.join("report");
+/// Question 3, PLAYER* Table A3's per-script Overall cells, against the report's CSV in `report`.
+fn check_table_a3(answer: &Value, report: &Path) {
     let arms = read_csv(&report.join("arms.csv"));
     // method → (script, model, rounds, questions per round)
     let method_of: BTreeMap<(String, String, i64, i64), String> = arms
@@ -500,7 +520,7 @@ fn every_snippet_of_the_analysis_page_agrees_across_libraries_and_with_the_run()
         .into_iter()
         .filter(|r| !r["script"].starts_with("All scripts"))
         .collect();
-    let recomputed = rows(&answers["table-a3-overall"], "table-a3-overall");
+    let recomputed = rows(answer, "table-a3-overall");
     assert_eq!(a3.len(), 8, "one Table A3 row per arm");
     assert_eq!(
         recomputed.len(),

@@ -225,59 +225,7 @@ fn a_sweep_exports_to_typed_tables_and_a_second_export_adds_only_what_is_new() {
         "no text without --with-text"
     );
 
-    // Types as documented, in every table that has a part.
-    for (table, columns) in schemas() {
-        if !m.parts.contains_key(table) {
-            continue;
-        }
-        let back = read_table(&out, &m, table);
-        let expected: Vec<(String, _)> =
-            columns.iter().map(|c| (c.name.to_string(), c.ty)).collect();
-        assert_eq!(back.columns, expected, "{table}: the documented schema");
-    }
-    assert!(
-        !m.parts.contains_key("annotations"),
-        "no campaign, no annotations part"
-    );
-
-    // The characters: one murderer per game, the votes they received summing to the votes cast.
-    let chars = read_table(&out, &m, "characters");
-    let murderers = chars
-        .column("murderer")
-        .iter()
-        .filter(|v| ***v == Value::Bool(true))
-        .count();
-    assert_eq!(murderers, done.len(), "Night Ferry has one murderer");
-    let received: i64 = chars
-        .column("votes_received")
-        .iter()
-        .map(|v| if let Value::Int(n) = v { *n } else { 0 })
-        .sum();
-    let cast: i64 = games
-        .column("votes_cast")
-        .iter()
-        .map(|v| if let Value::Int(n) = v { *n } else { 0 })
-        .sum();
-    assert_eq!(received, cast);
-    let points: Vec<&Value> = chars.column("choice_points");
-    assert!(
-        points.iter().all(|v| matches!(v, Value::Int(_))),
-        "WellPlay: every player has points"
-    );
-
-    // CSV and Parquet hold the same rows.
-    for table in TABLES.into_iter().filter(|t| m.parts.contains_key(*t)) {
-        let parquet: Vec<Vec<String>> = read_table(&out, &m, table)
-            .rows
-            .iter()
-            .map(|r| r.iter().map(csv_file::field).collect())
-            .collect();
-        assert_eq!(
-            read_csv(&out, &m, table),
-            parquet,
-            "{table}: CSV and Parquet"
-        );
-    }
+    check_types_characters_and_csv(&out, &m, &games, done.len());
 
     // Nothing new: no part written, the manifest's parts unchanged; what a stopped export left
     // (a part it wrote but never listed, a temporary file) is removed.
@@ -402,4 +350,59 @@ fn bad_input_is_refused_with_the_path_and_what_was_expected() {
     );
     assert!(!ok);
     assert!(err.contains("another run") && err.contains("data"), "{err}");
+}
+
+/// The exported tables' types as documented (in every table that has a part); the characters (one
+/// murderer per game, the votes they received summing to the votes cast); CSV and Parquet holding
+/// the same rows.
+fn check_types_characters_and_csv(out: &Path, m: &Manifest, games: &ReadBack, done: usize) {
+    // Types as documented, in every table that has a part.
+    for (table, columns) in schemas() {
+        if !m.parts.contains_key(table) {
+            continue;
+        }
+        let back = read_table(out, m, table);
+        let expected: Vec<(String, _)> =
+            columns.iter().map(|c| (c.name.to_string(), c.ty)).collect();
+        assert_eq!(back.columns, expected, "{table}: the documented schema");
+    }
+    assert!(
+        !m.parts.contains_key("annotations"),
+        "no campaign, no annotations part"
+    );
+
+    // The characters: one murderer per game, the votes they received summing to the votes cast.
+    let chars = read_table(out, m, "characters");
+    let murderers = chars
+        .column("murderer")
+        .iter()
+        .filter(|v| ***v == Value::Bool(true))
+        .count();
+    assert_eq!(murderers, done, "Night Ferry has one murderer");
+    let received: i64 = chars
+        .column("votes_received")
+        .iter()
+        .map(|v| if let Value::Int(n) = v { *n } else { 0 })
+        .sum();
+    let cast: i64 = games
+        .column("votes_cast")
+        .iter()
+        .map(|v| if let Value::Int(n) = v { *n } else { 0 })
+        .sum();
+    assert_eq!(received, cast);
+    let points: Vec<&Value> = chars.column("choice_points");
+    assert!(
+        points.iter().all(|v| matches!(v, Value::Int(_))),
+        "WellPlay: every player has points"
+    );
+
+    // CSV and Parquet hold the same rows.
+    for table in TABLES.into_iter().filter(|t| m.parts.contains_key(*t)) {
+        let parquet: Vec<Vec<String>> = read_table(out, m, table)
+            .rows
+            .iter()
+            .map(|r| r.iter().map(csv_file::field).collect())
+            .collect();
+        assert_eq!(read_csv(out, m, table), parquet, "{table}: CSV and Parquet");
+    }
 }
