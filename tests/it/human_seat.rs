@@ -266,6 +266,36 @@ async fn drive(p: &Player, script: &Script, seat: &str) -> Vec<String> {
     }
 }
 
+/// The seat of "pat" at `game` in the store `db`, served on a free loopback port: the store, the
+/// player's token, the hub, the server's base address, and what stops the server.
+async fn open_seat_server(
+    db: &Path,
+    game: &str,
+) -> (
+    Arc<SeatBook>,
+    String,
+    Arc<SeatHub>,
+    String,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    let book = Arc::new(SeatBook::open(db).expect("store"));
+    let token = new_token();
+    book.open_seat(game, SEAT, "pat", &token).expect("seat");
+    let hub = SeatHub::new(game, Arc::clone(&book));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = serve(
+        Arc::clone(&hub),
+        "127.0.0.1:0".parse().expect("addr"),
+        async move {
+            let _ = stopped.await;
+        },
+    )
+    .await
+    .expect("seat server");
+    let base = format!("http://{}", server.addr);
+    (book, token, hub, base, stop)
+}
+
 fn events(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("transcript")
@@ -287,21 +317,7 @@ async fn a_person_plays_a_whole_game_over_http_and_a_restart_replays_their_moves
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("sleuth.db");
     let script = common::example_script("night-ferry.toml");
-    let book = Arc::new(SeatBook::open(&db).expect("store"));
-    let token = new_token();
-    book.open_seat(GAME, SEAT, "pat", &token).expect("seat");
-    let hub = SeatHub::new(GAME, Arc::clone(&book));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = serve(
-        Arc::clone(&hub),
-        "127.0.0.1:0".parse().expect("addr"),
-        async move {
-            let _ = stopped.await;
-        },
-    )
-    .await
-    .expect("seat server");
-    let base = format!("http://{}", server.addr);
+    let (book, token, hub, base, stop) = open_seat_server(&db, GAME).await;
     let first = dir.path().join("first.jsonl");
     let game = tokio::spawn({
         let (hub, first) = (Arc::clone(&hub), first.clone());
@@ -457,20 +473,8 @@ async fn play_seated(
 ) -> (GameResult, Vec<String>, Vec<Value>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let script = common::example_script("night-ferry.toml");
-    let book = Arc::new(SeatBook::open(&dir.path().join("sleuth.db")).expect("store"));
-    let token = new_token();
-    book.open_seat(game_id, SEAT, "pat", &token).expect("seat");
-    let hub = SeatHub::new(game_id, Arc::clone(&book));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = serve(
-        Arc::clone(&hub),
-        "127.0.0.1:0".parse().expect("addr"),
-        async move {
-            let _ = stopped.await;
-        },
-    )
-    .await
-    .expect("seat server");
+    let (_book, token, hub, base, stop) =
+        open_seat_server(&dir.path().join("sleuth.db"), game_id).await;
     let transcript = dir.path().join("transcript.jsonl");
     let config = GameConfig {
         game_id: game_id.into(),
@@ -490,7 +494,7 @@ async fn play_seated(
             played
         }
     });
-    let player = Player::open(&format!("http://{}", server.addr), &token, SEAT).await;
+    let player = Player::open(&base, &token, SEAT).await;
     let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script, SEAT))
         .await
         .expect("the game ends within five minutes");
