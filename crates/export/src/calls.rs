@@ -28,21 +28,21 @@ pub const COLUMNS: &[Column] = &[
 
 pub fn row(c: &LedgerRow) -> Row {
     let mut row = Row::new();
-    row.set("call", Value::Int(c.id))
+    row.set("call", Value::Int(c.call.id))
         .set("run", Value::Text(c.run.clone()))
         .set("sweep", Value::Text(c.sweep.clone()))
         .set("game", Value::Text(c.game.clone()))
         .set("arm", Value::Text(c.arm.clone()))
-        .set("model", Value::Text(c.model.clone()))
-        .set("phase", Value::Text(c.phase.clone()))
-        .set("framework", Value::Text(c.framework.clone()))
-        .set("purpose", Value::Text(c.purpose.clone()))
-        .set("source", Value::Text(c.source.clone()))
-        .set("live", Value::Bool(c.source == "live"))
-        .set("prompt_tokens", Value::Int(c.prompt_tokens))
-        .set("completion_tokens", Value::Int(c.completion_tokens))
-        .set("cached_tokens", Value::Int(c.cached_tokens))
-        .set("cost_usd", Value::float(Some(c.cost_usd)))
-        .set("cache_key", Value::text(c.key.as_deref()));
+        .set("model", Value::Text(c.call.model.clone()))
+        .set("phase", Value::Text(c.call.phase.clone()))
+        .set("framework", Value::Text(c.call.framework.clone()))
+        .set("purpose", Value::Text(c.call.purpose.clone()))
+        .set("source", Value::Text(c.call.source.clone()))
+        .set("live", Value::Bool(c.call.source == "live"))
+        .set("prompt_tokens", Value::Int(c.call.prompt_tokens))
+        .set("completion_tokens", Value::Int(c.call.completion_tokens))
+        .set("cached_tokens", Value::Int(c.call.cached_tokens))
+        .set("cost_usd", Value::float(Some(c.call.cost_usd)))
+        .set("cache_key", Value::text(c.call.key.as_deref()));
     row
 }

@@ -99,7 +99,7 @@ pub fn export(run: &Path, out: &Path, opts: &Options) -> Result<Summary, ExportE
         let rows = reader
             .ledger_rows(m.ledger_last_id, opts.calls_per_part.max(1))
             .map_err(store_err)?;
-        let Some(last) = rows.last().map(|c| c.id) else {
+        let Some(last) = rows.last().map(|c| c.call.id) else {
             break;
         };
         let mut t = Table::new("calls", calls::COLUMNS);

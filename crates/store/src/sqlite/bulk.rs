@@ -9,31 +9,23 @@
 
 use rusqlite::params;
 
-use super::read::{game_from, GameInfo, StoreReader, GAME_COLUMNS};
+use super::read::{
+    call_from, game_from, GameInfo, LedgerCall, StoreReader, CALL_COLUMNS, GAME_COLUMNS,
+};
 use crate::error::StoreError;
 
-/// One ledger row with every column the table has: one model call (or a failed attempt).
+/// One ledger row with every column the table has: the call as the viewer reads it
+/// ([`LedgerCall`]) and where it was made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LedgerRow {
-    /// The row id: the order calls were recorded in, never reused.
-    pub id: i64,
+    /// The call: its id (the order calls were recorded in, never reused), model, purpose, source,
+    /// tokens, cost and cache key.
+    pub call: LedgerCall,
     /// The `sweep run` process that made the call (`runs.id`).
     pub run: String,
     pub sweep: String,
     pub game: String,
     pub arm: String,
-    pub model: String,
-    pub phase: String,
-    pub framework: String,
-    pub purpose: String,
-    /// `live`, `cache` or `batch`.
-    pub source: String,
-    pub prompt_tokens: i64,
-    pub completion_tokens: i64,
-    pub cached_tokens: i64,
-    pub cost_usd: f64,
-    /// The cache key (hex) of the call's reply.
-    pub key: Option<String>,
 }
 
 /// One annotator's answer to one item of a campaign, with what the item was about.
@@ -69,28 +61,19 @@ impl StoreReader {
     /// At most `limit` ledger rows with an id above `after`, in id order.
     pub fn ledger_rows(&self, after: i64, limit: u32) -> Result<Vec<LedgerRow>, StoreError> {
         let run = || -> rusqlite::Result<Vec<LedgerRow>> {
-            let mut st = self.conn.prepare(
-                "SELECT id, run, sweep, game, arm, model, phase, framework, purpose, source, \
-                 prompt_tokens, completion_tokens, cached_tokens, cost_usd, key FROM ledger \
-                 WHERE id > ?1 ORDER BY id LIMIT ?2",
-            )?;
+            let mut st = self.conn.prepare(&format!(
+                "SELECT {CALL_COLUMNS}, run, sweep, game, arm FROM ledger \
+                 WHERE id > ?1 ORDER BY id LIMIT ?2"
+            ))?;
+            // The call's columns first, as `call_from` reads them; then where it was made.
+            let rest = CALL_COLUMNS.split(',').count();
             let rows = st.query_map(params![after, i64::from(limit)], |r| {
                 Ok(LedgerRow {
-                    id: r.get(0)?,
-                    run: r.get(1)?,
-                    sweep: r.get(2)?,
-                    game: r.get(3)?,
-                    arm: r.get(4)?,
-                    model: r.get(5)?,
-                    phase: r.get(6)?,
-                    framework: r.get(7)?,
-                    purpose: r.get(8)?,
-                    source: r.get(9)?,
-                    prompt_tokens: r.get(10)?,
-                    completion_tokens: r.get(11)?,
-                    cached_tokens: r.get(12)?,
-                    cost_usd: r.get(13)?,
-                    key: r.get(14)?,
+                    call: call_from(r)?,
+                    run: r.get(rest)?,
+                    sweep: r.get(rest + 1)?,
+                    game: r.get(rest + 2)?,
+                    arm: r.get(rest + 3)?,
                 })
             })?;
             rows.collect()
@@ -207,9 +190,11 @@ mod tests {
         assert_eq!(r.ledger_count().expect("count"), 5);
         let first = r.ledger_rows(0, 2).expect("chunk");
         assert_eq!(first.len(), 2);
-        let rest = r.ledger_rows(first[1].id, 100).expect("rest");
+        let rest = r.ledger_rows(first[1].call.id, 100).expect("rest");
         assert_eq!(rest.len(), 3, "the rows after the watermark, once each");
-        assert!(rest.iter().all(|c| c.id > first[1].id && c.game == "g1"));
+        assert!(rest
+            .iter()
+            .all(|c| c.call.id > first[1].call.id && c.game == "g1"));
         let done = r.games_in_state("done").expect("done");
         assert_eq!(
             done.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(),

@@ -154,10 +154,11 @@ pub(super) fn game_from(r: &Row<'_>) -> rusqlite::Result<GameInfo> {
     })
 }
 
-const CALL_COLUMNS: &str = "id, model, phase, framework, purpose, source, prompt_tokens, \
+pub(super) const CALL_COLUMNS: &str =
+    "id, model, phase, framework, purpose, source, prompt_tokens, \
                             completion_tokens, cached_tokens, cost_usd, key";
 
-fn call_from(r: &Row<'_>) -> rusqlite::Result<LedgerCall> {
+pub(super) fn call_from(r: &Row<'_>) -> rusqlite::Result<LedgerCall> {
     Ok(LedgerCall {
         id: r.get(0)?,
         model: r.get(1)?,
