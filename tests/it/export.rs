@@ -406,3 +406,69 @@ fn check_types_characters_and_csv(out: &Path, m: &Manifest, games: &ReadBack, do
         assert_eq!(read_csv(out, m, table), parquet, "{table}: CSV and Parquet");
     }
 }
+
+/// A sweep against `sleuth mock-llm` answering after 30 ms and failing a fifth of its requests
+/// (429s and 500s): every live call's row carries its latency, at least the mock's, and the retries
+/// before it, which add up to the ledger's `retry` rows; rows that had no attempt of their own have
+/// no latency.
+#[test]
+fn calls_carry_each_live_calls_latency_and_retries() {
+    let mock = common::Mock::start_with(sleuth::mockllm::MockConfig {
+        latency: std::time::Duration::from_millis(30),
+        error_rate: 0.2,
+        fault_seed: 7,
+        retry_after_ms: 1,
+        ..Default::default()
+    });
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let body = format!(
+        "repeats = 1\n[game]\nprotocol = \"wellplay\"\nframework = \"ocot\"\nrounds = 1\n\
+         model = \"mock\"\n[evaluation]\nrepeats = 1\n[gateway]\nmax_retries = 12\n\
+         retry_base_ms = 1\n[models.mock]\nprovider = \"openai\"\nbase_url = \"{}\"\n\
+         model = \"sim-1\"\napi_key_env = \"PATH\"\n",
+        mock.base_url()
+    );
+    let file = sweep_file(dir, "timed", "night-ferry.toml", &body);
+    run_sweep(dir, &file);
+    let stats = mock.stats();
+    assert!(
+        stats.rate_limited + stats.server_errors > 0,
+        "faults were injected: {stats:?}"
+    );
+    export(dir, "data", &[]);
+    let out = dir.join("data");
+    let calls = read_table(&out, &manifest(&out), "calls");
+    let (source, latency, retries) = (
+        calls.column("source"),
+        calls.column("latency_ms"),
+        calls.column("retries"),
+    );
+    let int = |v: &Value| match v {
+        Value::Int(n) => Some(*n),
+        Value::Null => None,
+        other => panic!("an integer cell, not {other:?}"),
+    };
+    let (mut live, mut retry_rows, mut retried) = (0, 0, 0);
+    for i in 0..calls.rows.len() {
+        match text(source[i]) {
+            "live" => {
+                live += 1;
+                let ms = int(latency[i]).expect("a live call has a latency");
+                assert!(ms >= 30, "row {i}: {ms} ms, under the mock's 30");
+                retried += int(retries[i]).expect("retries");
+            }
+            "retry" => {
+                retry_rows += 1;
+                assert_eq!(int(latency[i]), None, "a failed attempt has no answer time");
+            }
+            other => panic!("row {i}: a {other} row in a first run against the mock"),
+        }
+    }
+    assert_eq!(live, stats.ok, "one live row per answered request");
+    assert_eq!(retry_rows, stats.rate_limited + stats.server_errors);
+    assert_eq!(
+        retried, retry_rows as i64,
+        "each retry counted on the call it preceded"
+    );
+}

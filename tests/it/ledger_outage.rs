@@ -62,6 +62,8 @@ fn entry(i: usize) -> LedgerEntry {
         cached_tokens: 0,
         cost_usd: 0.001,
         key: None,
+        latency_ms: None,
+        retries: 0,
         id: None,
     }
 }

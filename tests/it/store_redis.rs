@@ -54,6 +54,8 @@ fn live_call(run: &str, sweep: &str, key: &str) -> LedgerEntry {
         cached_tokens: 0,
         cost_usd: 0.001,
         key: Some(key.to_string()),
+        latency_ms: None,
+        retries: 0,
         id: None,
     }
 }

@@ -1,7 +1,6 @@
 //! The `calls` table: every row of the store's ledger — one model call (live, from the cache, or
-//! through a batch) with its tokens and cost. The ledger records no time, latency or retry count of
-//! a call (retries are summed per game in `games.retries`), so neither does this table. Columns:
-//! `docs/data.md`, *calls*.
+//! through a batch) or one failed attempt (`retry`) — with its tokens, cost, and for a live call
+//! the answered attempt's latency and the retries before it. Columns: `docs/data.md`, *calls*.
 
 use sleuth_store::bulk::LedgerRow;
 
@@ -24,6 +23,8 @@ pub const COLUMNS: &[Column] = &[
     col("cached_tokens", Int),
     col("cost_usd", Float),
     col("cache_key", Text),
+    col("latency_ms", Int),
+    col("retries", Int),
 ];
 
 pub fn row(c: &LedgerRow) -> Row {
@@ -43,6 +44,11 @@ pub fn row(c: &LedgerRow) -> Row {
         .set("completion_tokens", Value::Int(c.call.completion_tokens))
         .set("cached_tokens", Value::Int(c.call.cached_tokens))
         .set("cost_usd", Value::float(Some(c.call.cost_usd)))
-        .set("cache_key", Value::text(c.call.key.as_deref()));
+        .set("cache_key", Value::text(c.call.key.as_deref()))
+        .set(
+            "latency_ms",
+            c.call.latency_ms.map_or(Value::Null, Value::Int),
+        )
+        .set("retries", Value::Int(c.call.retries));
     row
 }

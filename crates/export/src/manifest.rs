@@ -23,8 +23,9 @@ use crate::parts::{self, Formats};
 /// The manifest's file name in the export directory.
 pub const FILE: &str = "export.json";
 
-/// The layout's version: a directory written by another version is refused, not misread.
-pub const VERSION: u32 = 1;
+/// The layout's version: a directory written by another version is refused, not misread. Version 2
+/// added `calls.latency_ms` and `calls.retries` (parts of both versions cannot be read as one table).
+pub const VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

@@ -342,6 +342,8 @@ impl CallScope {
             cached_tokens: tokens.cached_tokens,
             cost_usd,
             key: key.map(hex::encode),
+            latency_ms: None,
+            retries: 0,
             id: Some(format!("{:016x}", rand::random::<u64>())),
         }
     }

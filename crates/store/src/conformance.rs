@@ -59,6 +59,8 @@ fn call(run: &str, sweep: &str, model: &str, source: CallSource, key: &str) -> L
         cached_tokens: if live { 10 } else { 0 },
         cost_usd: if live { 0.25 } else { 0.0 },
         key: Some(key.to_string()),
+        latency_ms: live.then_some(1_234),
+        retries: u32::from(live),
         id: None,
     }
 }
@@ -299,4 +301,9 @@ async fn ledger(store: &dyn Store) {
     assert_eq!(r2.len(), 2);
     assert_eq!(r2[0], entries[2], "entries read back as written, in order");
     assert_eq!(r2[1].key.as_deref(), Some("k4"));
+    assert_eq!(
+        (r2[1].latency_ms, r2[1].retries),
+        (Some(1_234), 1),
+        "a live call's latency and retries read back"
+    );
 }

@@ -219,6 +219,15 @@ pub struct LedgerEntry {
     pub cost_usd: f64,
     /// The cache key (hex), tying a live call of one run to the cache hit of the next.
     pub key: Option<String>,
+    /// How long the answered attempt of a live call took, from the request leaving to its answer
+    /// read (ms); waits for a slot, the budget or the rate limit are not in it. `None` for what had
+    /// no attempt of its own: cache hits, batch results and failed attempts (`retry` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    /// Failed attempts retried before this call was answered (each is also a `retry` row of its
+    /// own, as providers bill none of them), so that a call's row says what it took to get.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
     /// A random name given when the entry is made, so that writing it again records it once. A
     /// write to Redis can be applied and its answer lost (the server stopping between the two); the
     /// writer then cannot tell it from a failed write and writes again, and the Redis store keeps
@@ -226,6 +235,10 @@ pub struct LedgerEntry {
     /// back from SQLite, which does not keep the name, and entries made by hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The ledger summed over one combination of model, phase, framework, arm and source.

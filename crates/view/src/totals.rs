@@ -336,6 +336,8 @@ mod tests {
                 cached_tokens: 0,
                 cost_usd: *usd,
                 key: None,
+                latency_ms: None,
+                retries: 0,
                 id: None,
             })
             .collect();

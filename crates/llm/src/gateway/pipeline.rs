@@ -48,7 +48,7 @@ use super::{
 use crate::batch::Deferral;
 use crate::provider::ProviderError;
 use crate::types::{CallTags, ChatRequest, ChatResponse, Phase, ResponseSchema, TokenUsage, Usage};
-use sleuth_store::{CacheKind, CallSource};
+use sleuth_store::{CacheKind, CallSource, LedgerEntry};
 
 /// The scope of calls made without one (a single `sleuth play`): no sweep, no run, no arm.
 static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallScope::default);
@@ -250,13 +250,8 @@ async fn answer(
     if let Ok((response, _, _)) = &outcome {
         structured::note_reply(&response.notes, usage);
     }
-    record_retries(
-        shared,
-        &req.model,
-        tags,
-        scope,
-        usage.retries - retries_before,
-    );
+    let retries = usage.retries - retries_before;
+    record_retries(shared, &req.model, tags, scope, retries);
     let (response, latency, held) = outcome?;
     let tokens = account_answer(shared, req, &response, latency, tags, scope, usage);
     let cost = shared.pricing.cost(&req.model, &tokens);
@@ -273,7 +268,12 @@ async fn answer(
         &req.model,
         tags,
         scope,
-        (tokens, cost),
+        Paid {
+            tokens,
+            cost,
+            latency,
+            retries,
+        },
         flight,
         CacheKind::Chat,
         || stored.encode(),
@@ -520,6 +520,30 @@ fn record_retries(shared: &Layers, model: &str, tags: &CallTags, scope: &CallSco
     }
 }
 
+/// What a live call's answer took: its tokens and price, the answered attempt's time and the failed
+/// attempts before it (its ledger entry's figures).
+struct Paid {
+    tokens: TokenUsage,
+    cost: f64,
+    latency: Duration,
+    retries: u64,
+}
+
+impl Paid {
+    fn entry(
+        &self,
+        scope: &CallScope,
+        tags: &CallTags,
+        model: &str,
+        key: Option<&cache::Key>,
+    ) -> LedgerEntry {
+        let mut e = scope.entry(tags, model, CallSource::Live, self.tokens, self.cost, key);
+        e.latency_ms = Some(u64::try_from(self.latency.as_millis()).unwrap_or(u64::MAX));
+        e.retries = u32::try_from(self.retries).unwrap_or(u32::MAX);
+        e
+    }
+}
+
 /// A live call's answer into the cache, with its ledger entry, in one durable write before the
 /// answer goes back; without a cache, the entry alone. A cache that cannot be written is warned
 /// about and the answer still goes back: losing a replay is better than losing the game.
@@ -529,21 +553,14 @@ async fn record_live(
     model: &str,
     tags: &CallTags,
     scope: &CallScope,
-    (tokens, cost): (TokenUsage, f64),
+    paid: Paid,
     flight: Option<Flight>,
     kind: CacheKind,
     value: impl FnOnce() -> Vec<u8>,
 ) {
     match (&shared.cache, flight) {
         (Some(c), Some(mut flight)) => {
-            let entry = scope.entry(
-                tags,
-                model,
-                CallSource::Live,
-                tokens,
-                cost,
-                Some(flight.key()),
-            );
+            let entry = paid.entry(scope, tags, model, Some(flight.key()));
             let entries = match &shared.ledger {
                 Some(l) => {
                     l.count(&entry);
@@ -573,7 +590,7 @@ async fn record_live(
         }
         _ => {
             if let Some(l) = &shared.ledger {
-                l.record(scope.entry(tags, model, CallSource::Live, tokens, cost, None));
+                l.record(paid.entry(scope, tags, model, None));
             }
         }
     }
@@ -743,8 +760,9 @@ pub(super) async fn embed(
         || provider.embed(model_id, inputs),
     )
     .await;
-    record_retries(shared, model, tags, scope, usage.retries - retries_before);
-    let (response, _latency, held) = outcome?;
+    let retries = usage.retries - retries_before;
+    record_retries(shared, model, tags, scope, retries);
+    let (response, latency, held) = outcome?;
     let tokens = accounting::embed_tokens(inputs, &response);
     account(&shared.pricing, model, tags, scope, tokens, &mut usage);
     let cost = shared.pricing.cost(model, &tokens);
@@ -754,7 +772,12 @@ pub(super) async fn embed(
         model,
         tags,
         scope,
-        (tokens, cost),
+        Paid {
+            tokens,
+            cost,
+            latency,
+            retries,
+        },
         flight,
         CacheKind::Embedding,
         || cache::encode_vectors(&response.vectors, tokens.prompt_tokens),

@@ -236,6 +236,8 @@ mod tests {
             cached_tokens: 0,
             cost_usd: f64::NAN,
             key: None,
+            latency_ms: None,
+            retries: 0,
             id: None,
         };
         assert!(ledger_args(std::slice::from_ref(&e)).is_err());

@@ -9,9 +9,7 @@
 
 use rusqlite::params;
 
-use super::read::{
-    call_from, game_from, GameInfo, LedgerCall, StoreReader, CALL_COLUMNS, GAME_COLUMNS,
-};
+use super::read::{call_from, game_from, GameInfo, LedgerCall, StoreReader, GAME_COLUMNS};
 use crate::error::StoreError;
 
 /// One ledger row with every column the table has: the call as the viewer reads it
@@ -61,12 +59,13 @@ impl StoreReader {
     /// At most `limit` ledger rows with an id above `after`, in id order.
     pub fn ledger_rows(&self, after: i64, limit: u32) -> Result<Vec<LedgerRow>, StoreError> {
         let run = || -> rusqlite::Result<Vec<LedgerRow>> {
+            let columns = self.call_columns();
             let mut st = self.conn.prepare(&format!(
-                "SELECT {CALL_COLUMNS}, run, sweep, game, arm FROM ledger \
+                "SELECT {columns}, run, sweep, game, arm FROM ledger \
                  WHERE id > ?1 ORDER BY id LIMIT ?2"
             ))?;
             // The call's columns first, as `call_from` reads them; then where it was made.
-            let rest = CALL_COLUMNS.split(',').count();
+            let rest = columns.split(',').count();
             let rows = st.query_map(params![after, i64::from(limit)], |r| {
                 Ok(LedgerRow {
                     call: call_from(r)?,
@@ -147,6 +146,8 @@ mod tests {
             cached_tokens: 1,
             cost_usd: 0.5,
             key: None,
+            latency_ms: Some(40),
+            retries: 0,
             id: None,
         }
     }

@@ -77,12 +77,54 @@ CREATE TABLE IF NOT EXISTS ledger (
     arm TEXT NOT NULL, model TEXT NOT NULL, phase TEXT NOT NULL, framework TEXT NOT NULL,
     purpose TEXT NOT NULL, source TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL,
-    key TEXT
+    key TEXT, latency_ms INTEGER, retries INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ledger_by_sweep ON ledger (sweep);
 CREATE INDEX IF NOT EXISTS ledger_by_run ON ledger (run);
 CREATE INDEX IF NOT EXISTS ledger_by_game ON ledger (game, id);
 ";
+
+/// The ledger's columns added after version 1 was fixed, with their definitions: a file made before
+/// them gains them when a writer opens it (`ALTER TABLE … ADD COLUMN`, which SQLite does without
+/// rewriting the table). Additive, so the schema's version stays: an older sleuth names the columns it
+/// writes and reads, and never sees these.
+const LEDGER_ADDED: [(&str, &str); 2] = [
+    ("latency_ms", "INTEGER"),
+    ("retries", "INTEGER NOT NULL DEFAULT 0"),
+];
+
+/// Whether the file has `table`.
+pub(crate) fn table_exists(c: &Connection, table: &str) -> rusqlite::Result<bool> {
+    c.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        [table],
+        |r| r.get(0),
+    )
+}
+
+/// Whether `table` of the file has `column`.
+pub(crate) fn has_column(c: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    let mut st = c.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = st.query_map([table], |r| r.get::<_, String>(0))?;
+    for name in names {
+        if name? == column {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Adds the [`LEDGER_ADDED`] columns a file made by an older sleuth lacks.
+fn add_ledger_timing(c: &Connection) -> rusqlite::Result<()> {
+    for (column, definition) in LEDGER_ADDED {
+        if !has_column(c, "ledger", column)? {
+            c.execute_batch(&format!(
+                "ALTER TABLE ledger ADD COLUMN {column} {definition}"
+            ))?;
+        }
+    }
+    Ok(())
+}
 
 /// Jobs committed together at most; bounds the time one batch holds its waiters.
 const MAX_BATCH: usize = 1_024;
@@ -133,6 +175,7 @@ impl SqliteStore {
         )
         .map_err(|e| open_err(&e))?;
         conn.execute_batch(SCHEMA).map_err(|e| open_err(&e))?;
+        add_ledger_timing(&conn).map_err(|e| open_err(&e))?;
         let version: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
@@ -320,5 +363,60 @@ fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
         for d in done {
             d(committed.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::StoreReader;
+
+    /// A ledger as version 1 first made it, before its timing columns, with one call.
+    fn untimed_file(path: &Path) {
+        let c = Connection::open(path).expect("open");
+        c.execute_batch(
+            "CREATE TABLE ledger (
+                 id INTEGER PRIMARY KEY, run TEXT NOT NULL, sweep TEXT NOT NULL, game TEXT NOT NULL,
+                 arm TEXT NOT NULL, model TEXT NOT NULL, phase TEXT NOT NULL,
+                 framework TEXT NOT NULL, purpose TEXT NOT NULL, source TEXT NOT NULL,
+                 prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+                 cached_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, key TEXT);
+             INSERT INTO ledger VALUES
+                 (1, 'r', 's', 'g', 'a', 'm', 'gameplay', 'f', 'talk', 'live', 5, 2, 0, 0.1, NULL);",
+        )
+        .expect("an old ledger");
+    }
+
+    #[test]
+    fn a_ledger_made_before_the_timing_columns_reads_and_gains_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sleuth.db");
+        untimed_file(&path);
+
+        // A reader (which never writes) reads the old calls with no latency and no retries.
+        let reader = StoreReader::open(&path).expect("reader");
+        let calls = reader.calls("g", 10, 0).expect("calls of an old file");
+        assert_eq!(calls.len(), 1);
+        assert_eq!((calls[0].latency_ms, calls[0].retries), (None, 0));
+        drop(reader);
+
+        // A writer adds the columns and keeps the row; its new rows carry their timing.
+        let store = SqliteStore::open(&path).expect("a writer opens the old file");
+        let c = Connection::open(&path).expect("open");
+        assert!(has_column(&c, "ledger", "latency_ms").expect("pragma"));
+        assert!(has_column(&c, "ledger", "retries").expect("pragma"));
+        drop(store);
+        let store = SqliteStore::open(&path).expect("opening again adds nothing twice");
+        drop(store);
+        let reader = StoreReader::open(&path).expect("reader");
+        let calls = reader.calls("g", 10, 0).expect("calls");
+        assert_eq!(
+            (
+                calls[0].latency_ms,
+                calls[0].retries,
+                calls[0].prompt_tokens
+            ),
+            (None, 0, 5)
+        );
     }
 }

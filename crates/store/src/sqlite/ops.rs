@@ -420,7 +420,8 @@ impl Store for SqliteStore {
             let mut st = c
                 .prepare(
                     "SELECT run, sweep, game, arm, model, phase, framework, purpose, source, \
-                     prompt_tokens, completion_tokens, cached_tokens, cost_usd, key FROM ledger \
+                     prompt_tokens, completion_tokens, cached_tokens, cost_usd, key, latency_ms, \
+                     retries FROM ledger \
                      WHERE run = ?1 ORDER BY id",
                 )
                 .map_err(backend)?;

@@ -33,6 +33,8 @@ pub struct StoreReader {
     path: PathBuf,
     /// Shared with `bulk.rs`, the export's whole-table reads over the same connection.
     pub(super) conn: Connection,
+    /// [`CALL_COLUMNS`], or its stand-in for a ledger made before the timing columns.
+    call_columns: &'static str,
 }
 
 /// A sweep as a reader lists it: its record without the sweep file's text, its status as stored.
@@ -95,6 +97,10 @@ pub struct LedgerCall {
     pub cost_usd: f64,
     /// The cache key (hex) of the call's reply.
     pub key: Option<String>,
+    /// The answered attempt's time (ms), for live calls; see [`crate::LedgerEntry::latency_ms`].
+    pub latency_ms: Option<i64>,
+    /// Failed attempts retried before the answer.
+    pub retries: i64,
 }
 
 /// A cache entry as stored: its kind (`chat`, `embedding`), the value the gateway wrote and when.
@@ -154,9 +160,13 @@ pub(super) fn game_from(r: &Row<'_>) -> rusqlite::Result<GameInfo> {
     })
 }
 
-pub(super) const CALL_COLUMNS: &str =
-    "id, model, phase, framework, purpose, source, prompt_tokens, \
-                            completion_tokens, cached_tokens, cost_usd, key";
+/// The columns [`call_from`] reads, of a ledger that has every column.
+const CALL_COLUMNS: &str = "id, model, phase, framework, purpose, source, prompt_tokens, \
+                            completion_tokens, cached_tokens, cost_usd, key, latency_ms, retries";
+/// The same of a file made before `latency_ms` and `retries` (which only a writer adds): unknown
+/// latencies and no retries counted, read as such.
+const CALL_COLUMNS_UNTIMED: &str = "id, model, phase, framework, purpose, source, prompt_tokens, \
+                            completion_tokens, cached_tokens, cost_usd, key, NULL, 0";
 
 pub(super) fn call_from(r: &Row<'_>) -> rusqlite::Result<LedgerCall> {
     Ok(LedgerCall {
@@ -171,6 +181,8 @@ pub(super) fn call_from(r: &Row<'_>) -> rusqlite::Result<LedgerCall> {
         cached_tokens: r.get(8)?,
         cost_usd: r.get(9)?,
         key: r.get(10)?,
+        latency_ms: r.get(11)?,
+        retries: r.get(12)?,
     })
 }
 
@@ -193,10 +205,23 @@ impl StoreReader {
         )
         .map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // A file without a ledger yet gets one with every column when a writer makes it.
+        let timed = !super::table_exists(&conn, "ledger").map_err(open_err)?
+            || super::has_column(&conn, "ledger", "latency_ms").map_err(open_err)?;
         Ok(StoreReader {
             path: path.to_path_buf(),
             conn,
+            call_columns: if timed {
+                CALL_COLUMNS
+            } else {
+                CALL_COLUMNS_UNTIMED
+            },
         })
+    }
+
+    /// The select list of a call, as this file's ledger can answer it (read by [`call_from`]).
+    pub(super) fn call_columns(&self) -> &'static str {
+        self.call_columns
     }
 
     /// The file read.
@@ -218,15 +243,7 @@ impl StoreReader {
     /// annotation campaigns (those tables are made on their own), and such a directory is a folder
     /// of games to the viewer, not a sweep.
     pub fn holds_sweeps(&self) -> Result<bool, StoreError> {
-        let tables: i64 = self
-            .conn
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'sweeps'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))?;
-        if tables == 0 {
+        if !super::table_exists(&self.conn, "sweeps").map_err(|e| self.err(e))? {
             return Ok(false);
         }
         self.conn
@@ -388,7 +405,8 @@ impl StoreReader {
     ) -> Result<Vec<LedgerCall>, StoreError> {
         let run = || -> rusqlite::Result<Vec<LedgerCall>> {
             let mut st = self.conn.prepare(&format!(
-                "SELECT {CALL_COLUMNS} FROM ledger WHERE game = ?1 ORDER BY id LIMIT ?2 OFFSET ?3"
+                "SELECT {} FROM ledger WHERE game = ?1 ORDER BY id LIMIT ?2 OFFSET ?3",
+                self.call_columns
             ))?;
             let rows = st.query_map(params![game, limit as i64, offset_of(offset)], call_from)?;
             rows.collect()
@@ -400,7 +418,10 @@ impl StoreReader {
     pub fn call(&self, game: &str, id: i64) -> Result<Option<LedgerCall>, StoreError> {
         self.conn
             .query_row(
-                &format!("SELECT {CALL_COLUMNS} FROM ledger WHERE id = ?1 AND game = ?2"),
+                &format!(
+                    "SELECT {} FROM ledger WHERE id = ?1 AND game = ?2",
+                    self.call_columns
+                ),
                 params![id, game],
                 call_from,
             )
@@ -595,6 +616,8 @@ mod tests {
             cached_tokens: 1,
             cost_usd: usd,
             key: key.map(str::to_string),
+            latency_ms: (source == CallSource::Live).then_some(40),
+            retries: 0,
             id: None,
         }
     }

@@ -112,6 +112,8 @@ pub(super) fn ledger_from(r: &Row) -> rusqlite::Result<(LedgerEntry, String)> {
             cached_tokens: tokens(11)?,
             cost_usd: r.get(12)?,
             key: r.get(13)?,
+            latency_ms: r.get::<_, Option<i64>>(14)?.map(|ms| ms.max(0) as u64),
+            retries: r.get::<_, i64>(15)?.clamp(0, i64::from(u32::MAX)) as u32,
             id: None,
         },
         r.get(8)?,
@@ -121,8 +123,8 @@ pub(super) fn ledger_from(r: &Row) -> rusqlite::Result<(LedgerEntry, String)> {
 pub(super) fn insert_ledger(c: &Connection, entries: &[LedgerEntry]) -> rusqlite::Result<()> {
     let mut st = c.prepare_cached(
         "INSERT INTO ledger (run, sweep, game, arm, model, phase, framework, purpose, source, \
-         prompt_tokens, completion_tokens, cached_tokens, cost_usd, key) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         prompt_tokens, completion_tokens, cached_tokens, cost_usd, key, latency_ms, retries) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
     for e in entries {
         st.execute(params![
@@ -139,7 +141,9 @@ pub(super) fn insert_ledger(c: &Connection, entries: &[LedgerEntry]) -> rusqlite
             e.completion_tokens as i64,
             e.cached_tokens as i64,
             e.cost_usd,
-            e.key
+            e.key,
+            e.latency_ms.map(|ms| ms.min(i64::MAX as u64) as i64),
+            e.retries
         ])?;
     }
     Ok(())
