@@ -45,25 +45,30 @@ fn config(hub: &Arc<SeatHub>, transcript: &Path) -> GameConfig {
 
 /// The seat given to "pat", whose moves wait at `hub`.
 fn seat_of(hub: &Arc<SeatHub>) -> BTreeMap<String, HumanSeat> {
+    seat_of_as(hub, SEAT)
+}
+
+/// Character `character` given to "pat", whose moves wait at `hub`.
+pub(crate) fn seat_of_as(hub: &Arc<SeatHub>, character: &str) -> BTreeMap<String, HumanSeat> {
     let desk: Arc<SeatHub> = Arc::clone(hub);
     let seat = HumanSeat {
         player: "pat".into(),
         desk,
     };
-    BTreeMap::from([(SEAT.to_string(), seat)])
+    BTreeMap::from([(character.to_string(), seat)])
 }
 
 /// A client of one seat: its cookie and the page's proof.
-struct Player {
-    http: reqwest::Client,
-    base: String,
-    cookie: String,
+pub(crate) struct Player {
+    pub(crate) http: reqwest::Client,
+    pub(crate) base: String,
+    pub(crate) cookie: String,
     proof: String,
 }
 
 impl Player {
     /// Opens the link: the session cookie, then the page and its proof.
-    async fn open(base: &str, token: &str, seat: &str) -> Player {
+    pub(crate) async fn open(base: &str, token: &str, seat: &str) -> Player {
         sleuth::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -127,7 +132,7 @@ impl Player {
         }
     }
 
-    async fn state(&self, after: Option<u64>) -> Value {
+    pub(crate) async fn state(&self, after: Option<u64>) -> Value {
         let q = after.map(|v| format!("?after={v}")).unwrap_or_default();
         let r = self
             .http
@@ -140,7 +145,7 @@ impl Player {
         r.json().await.expect("state is JSON")
     }
 
-    async fn reply(&self, body: Value, proof: bool) -> u16 {
+    pub(crate) async fn reply(&self, body: Value, proof: bool) -> u16 {
         let mut req = self
             .http
             .post(format!("{}/seat/move", self.base))
@@ -156,7 +161,7 @@ impl Player {
 /// What the person says to a move: the reference answer to one factual question about their own
 /// script, a wrong one to every other, and the first choice of everything else. The first
 /// introduction is empty and the first vote names nobody on the ballot: both must be refused.
-fn decide(m: &Value, script: &Script, seat: &str) -> Value {
+pub(crate) fn decide(m: &Value, script: &Script, seat: &str) -> Value {
     let (key, attempt) = (
         m["key"].as_str().unwrap_or(""),
         m["attempt"].as_u64().unwrap_or(0),
@@ -228,7 +233,7 @@ fn decide(m: &Value, script: &Script, seat: &str) -> Value {
 }
 
 /// Plays the person's side until the game is over; returns the refusals seen.
-async fn drive(p: &Player, script: &Script, seat: &str) -> Vec<String> {
+pub(crate) async fn drive(p: &Player, script: &Script, seat: &str) -> Vec<String> {
     let mut refused = Vec::new();
     let mut version = None;
     let mut answered = std::collections::HashSet::new();
@@ -266,21 +271,26 @@ async fn drive(p: &Player, script: &Script, seat: &str) -> Vec<String> {
     }
 }
 
-/// The seat of "pat" at `game` in the store `db`, served on a free loopback port: the store, the
-/// player's token, the hub, the server's base address, and what stops the server.
-async fn open_seat_server(
-    db: &Path,
-    game: &str,
-) -> (
+/// What [`open_seat_server`] gives: the store, the player's token, the hub, the server's base
+/// address, and what stops the server.
+pub(crate) type SeatServer = (
     Arc<SeatBook>,
     String,
     Arc<SeatHub>,
     String,
     tokio::sync::oneshot::Sender<()>,
-) {
+);
+
+/// The seat of "pat" (as [`SEAT`]) at `game` in the store `db`, served on a free loopback port.
+async fn open_seat_server(db: &Path, game: &str) -> SeatServer {
+    open_seat_server_for(db, game, SEAT).await
+}
+
+/// The seat of "pat" as `seat` at `game` in the store `db`, served on a free loopback port.
+pub(crate) async fn open_seat_server_for(db: &Path, game: &str, seat: &str) -> SeatServer {
     let book = Arc::new(SeatBook::open(db).expect("store"));
     let token = new_token();
-    book.open_seat(game, SEAT, "pat", &token).expect("seat");
+    book.open_seat(game, seat, "pat", &token).expect("seat");
     let hub = SeatHub::new(game, Arc::clone(&book));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = serve(
@@ -296,7 +306,7 @@ async fn open_seat_server(
     (book, token, hub, base, stop)
 }
 
-fn events(path: &Path) -> Vec<Value> {
+pub(crate) fn events(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("transcript")
         .lines()

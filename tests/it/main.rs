@@ -35,6 +35,8 @@ mod frameworks;
 mod game;
 mod golden;
 mod human_seat;
+mod human_seat_sweep;
+mod human_seat_zh;
 mod humans;
 mod humans_questions;
 mod import_mirage;

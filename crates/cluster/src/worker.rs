@@ -224,6 +224,8 @@ impl Worker {
             run: run_id.clone(),
             call_concurrency: file.gateway.game_concurrency,
             batch: None,
+            // A worker serves no page: a game with a person at the table fails with the reason.
+            seating: None,
         });
         tracing::info!(%sweep, games = plan.games.len(), "sweep planned");
         Ok(Runtime::Ready(Box::new(PlayableSweep {

@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use rand::RngCore;
 use serde_json::{json, Value};
 
-use sleuth_report::campaign::{self, Kind, Settings};
-use sleuth_store::annotations::{Annotations, NewCampaign};
+use sleuth_report::campaign::{self, CampaignError, Kind, Settings};
+use sleuth_store::annotations::Annotations;
 use sleuth_store::rundir::RunDir;
 use sleuth_store::SqliteStore;
 
@@ -116,29 +115,16 @@ pub(crate) fn open(run: &Path) -> Result<Annotations> {
         .with_context(|| format!("cannot open the run's store {}", dir.store().display()))
 }
 
-/// The annotators' names, trimmed, sorted and without repeats, or why they cannot be names.
+/// The annotators' names, trimmed, sorted and without repeats, or why they cannot be names
+/// (`sleuth_report::campaign::annotator_names`, the rule the viewer's form keeps too).
 pub(crate) fn annotator_names(given: &[String]) -> Result<Vec<String>> {
-    let mut names: Vec<String> = given.iter().map(|n| n.trim().to_string()).collect();
-    names.sort();
-    names.dedup();
-    if names.is_empty()
-        || names.iter().any(|n| {
-            n.is_empty()
-                || !n
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
-        })
-    {
-        bail!("--annotators: names are letters, digits, '-' and '_', comma-separated");
-    }
-    Ok(names)
+    Ok(campaign::annotator_names(given)?)
 }
 
+/// Draws and stores the campaign through `sleuth_report::campaign::create`, the path the viewer's
+/// *New campaign* form takes too. The request is checked before the store is opened, so a bad one
+/// leaves a run of `sleuth play` games without a store.
 fn create(a: CreateArgs) -> Result<()> {
-    if a.kind == Kind::Questions {
-        bail!("{}", campaign::QUESTIONS_FROM);
-    }
-    let names = annotator_names(&a.annotators)?;
     let settings = Settings {
         kind: a.kind,
         per_condition: a.per_condition,
@@ -146,27 +132,28 @@ fn create(a: CreateArgs) -> Result<()> {
         conditions: a.conditions.clone(),
         seed: a.seed,
     };
+    campaign::check(&a.id, &settings, &a.annotators)?;
     let store = open(&a.run)?;
-    if store.campaign(&a.id)?.is_some() {
-        bail!(
-            "{}: the run already has a campaign '{}'",
-            a.run.display(),
-            a.id
-        );
-    }
-    let drawn = campaign::draw(&a.run, &settings)?;
-    for note in &drawn.notes {
+    let created = match campaign::create(&store, &a.run, &a.id, &settings, &a.annotators) {
+        Ok(c) => c,
+        Err(CampaignError::NothingDrawn { notes }) => {
+            for note in &notes {
+                eprintln!("note: {note}");
+            }
+            bail!("no item could be drawn; nothing was created");
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for note in &created.notes {
         eprintln!("note: {note}");
     }
-    if drawn.items.is_empty() {
-        bail!("no item could be drawn; nothing was created");
-    }
-    let settings = serde_json::to_value(&settings)?;
-    store_campaign(&store, &a.id, a.kind, &settings, &names, drawn.items)
+    print_tokens(&created.id, created.kind, created.items, &created.tokens);
+    Ok(())
 }
 
-/// Stores a campaign with a fresh token per annotator and prints the tokens, once: the one place
-/// campaigns are made, whether drawn from a run or generated (`questions generate --review`).
+/// Stores a generated campaign (`questions generate --review`) with a fresh token per annotator
+/// (`sleuth_report::campaign::store_items`, as drawn campaigns are stored) and prints the tokens,
+/// once.
 pub(crate) fn store_campaign(
     store: &Annotations,
     id: &str,
@@ -175,33 +162,23 @@ pub(crate) fn store_campaign(
     names: &[String],
     items: Vec<campaign::Item>,
 ) -> Result<()> {
-    let tokens: Vec<(String, String)> = names.iter().map(|n| (n.clone(), new_token())).collect();
-    let items: Vec<(Value, Value)> = items.into_iter().map(|i| (i.shown, i.hidden)).collect();
-    store.create_campaign(&NewCampaign {
-        id,
-        kind: kind.as_str(),
-        settings,
-        annotators: &tokens,
-        items: &items,
-    })?;
-    println!(
-        "campaign {id} ({}): {} item(s), {} annotator(s)",
-        kind.as_str(),
-        items.len(),
-        tokens.len()
-    );
-    println!("tokens (shown once; give each annotator their own):");
-    for (name, token) in &tokens {
-        println!("  {name}\t{token}");
-    }
+    let count = items.len();
+    let tokens = campaign::store_items(store, id, kind, settings, names, items)?;
+    print_tokens(id, kind, count, &tokens);
     Ok(())
 }
 
-/// An unguessable token: 32 bytes from the operating system, hex.
-fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// What a new campaign prints: its size, and each annotator's token — the only time it is shown.
+fn print_tokens(id: &str, kind: Kind, items: usize, tokens: &[(String, String)]) {
+    println!(
+        "campaign {id} ({}): {items} item(s), {} annotator(s)",
+        kind.as_str(),
+        tokens.len()
+    );
+    println!("tokens (shown once; give each annotator their own):");
+    for (name, token) in tokens {
+        println!("  {name}\t{token}");
+    }
 }
 
 fn status(a: &StatusArgs) -> Result<()> {

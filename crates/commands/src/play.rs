@@ -411,6 +411,8 @@ fn spec_from_flags(a: &PlayArgs) -> Result<(GameSpec, Arc<Script>)> {
         provider: a.llm.endpoint(),
         murderer_model: None,
         endpoints: Default::default(),
+        // Opened after the spec, from --human (`seat.rs`); the result's spec records them.
+        human_seats: Default::default(),
     };
     crate::check_ranges(&spec)?;
     Ok((spec, Arc::new(script)))

@@ -50,6 +50,10 @@ pub struct RunArgs {
     /// dashboards' end-to-end test reads a finished sweep's last values through Prometheus).
     #[arg(long, default_value_t = 0, hide = true)]
     pub linger_secs: u64,
+    /// Where the seat pages of games with a person at the table (an arm's `human`) are served:
+    /// loopback only; port 0 gives each such game a free port.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub seat_addr: SocketAddr,
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +163,7 @@ async fn run_sweep(a: RunArgs, shutdown: Shutdown) -> Result<()> {
             concurrency: a.concurrency,
             retry_failed: a.retry_failed,
             progress: !a.quiet,
+            seating: crate::play::seat::seating(a.seat_addr),
         },
         shutdown,
     )

@@ -31,6 +31,7 @@ pub mod progress;
 pub mod runner;
 pub mod runtime;
 pub mod scheduler;
+pub mod seats;
 pub mod status;
 
 use std::path::PathBuf;

@@ -444,8 +444,17 @@ fn spec_of(
         },
         murderer_model: s.murderer_model.clone(),
         endpoints,
+        human_seats: human_seats(s, script)?,
     };
     check(&spec)?;
+    let config = spec.config();
+    if spec
+        .human_seats
+        .keys()
+        .any(|c| !config.framework_of(script, c).plays())
+    {
+        return Err("human: the no-play references (pp, op) have no game to sit at".into());
+    }
     Ok(spec)
 }
 
@@ -481,6 +490,42 @@ fn protocol_settings(protocol: Protocol, s: &Settings) -> ProtocolSettings {
             stage_every: s.stage_every.unwrap_or(d.mirage.stage_every),
         },
     }
+}
+
+/// The people at an arm's table, from its `human` setting (`CHARACTER=NAME;…`, see
+/// [`Settings::human`]): each a character of the script (a bare name is played by `player`).
+fn human_seats(s: &Settings, script: &Script) -> Result<BTreeMap<String, String>, String> {
+    let mut seats = BTreeMap::new();
+    let Some(text) = s.human.as_deref() else {
+        return Ok(seats);
+    };
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let (character, name) = match entry.rsplit_once('=') {
+            Some((c, n)) => (c.trim(), n.trim()),
+            None => (entry, "player"),
+        };
+        if !script.characters.iter().any(|c| c.name == character) {
+            let cast: Vec<&str> = script.characters.iter().map(|c| c.name.as_str()).collect();
+            return Err(format!(
+                "human: `{character}` is not a character of {} (its characters: {})",
+                script.title,
+                cast.join(", ")
+            ));
+        }
+        if name.is_empty() || name.chars().any(|c| c.is_control() || c == ';') {
+            return Err(format!(
+                "human: the name of `{character}`'s player must be non-empty, without control \
+                 characters (`CHARACTER=NAME`)"
+            ));
+        }
+        if seats
+            .insert(character.to_string(), name.to_string())
+            .is_some()
+        {
+            return Err(format!("human: `{character}` is given to a person twice"));
+        }
+    }
+    Ok(seats)
 }
 
 /// What `sleuth play` refuses, refused for a sweep's game.

@@ -54,6 +54,9 @@ pub struct RunOptions {
     pub retry_failed: bool,
     /// Show a live progress display (on a terminal) or log lines (otherwise).
     pub progress: bool,
+    /// How to seat the people an arm's `human` asks for (`seats.rs`); `None`: such games fail with
+    /// the reason.
+    pub seating: Option<crate::seats::Seating>,
 }
 
 /// How a run ended, with the sweep's state after it.
@@ -155,6 +158,7 @@ pub async fn run_with(
         run: run_id.clone(),
         call_concurrency: game_call_bound(&plan.sweep.file, concurrency),
         batch: batch_queue.clone(),
+        seating: opts.seating,
     }));
     let counters = Arc::new(Counters::default());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();

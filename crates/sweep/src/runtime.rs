@@ -73,6 +73,8 @@ pub struct RuntimeParts {
     pub call_concurrency: Option<usize>,
     /// The run's batch queue, when a model's evaluation goes through batches.
     pub batch: Option<Arc<BatchQueue>>,
+    /// How this node seats people (`seats.rs`), when it can.
+    pub seating: Option<crate::seats::Seating>,
 }
 
 /// A planned sweep, ready to play any of its games on this node.
@@ -140,6 +142,10 @@ impl SweepRuntime {
             run: p.run.clone(),
             arm: p.plan.arms[g.arm].id.clone(),
         }));
+        let finish = match self.seat(g, &mut config).await {
+            Ok(finish) => finish,
+            Err(reason) => return failed(reason),
+        };
         let script = p.plan.scripts[g.script].script.clone();
         let prompts = (*p.prompts[index]).clone();
         if let Some(b) = &p.batch {
@@ -149,6 +155,9 @@ impl SweepRuntime {
             }
         }
         let played = game::play_with_prompts(script, config, gateway, prompts).await;
+        if let Some(finish) = finish {
+            finish().await;
+        }
         if let Some(b) = &p.batch {
             // A game that deferred a call has no result yet, whatever its evaluation made of the
             // missing answer.
@@ -162,6 +171,34 @@ impl SweepRuntime {
             Ok(result) => self.record(index, result, &dir, &transcript).await,
             Err(e) => classify(&e, last_stage(&transcript)),
         }
+    }
+
+    /// Opens the seats of a game that gives characters to people (none for most games), into
+    /// `config`; what ends them once the game is over.
+    async fn seat(
+        &self,
+        g: &crate::plan::PlannedGame,
+        config: &mut GameConfig,
+    ) -> Result<Option<crate::seats::FinishSeats>, String> {
+        if g.spec.human_seats.is_empty() {
+            return Ok(None);
+        }
+        if self.parts.batch.is_some() {
+            return Err(
+                "a game with a person at the table cannot be evaluated in batches yet".into(),
+            );
+        }
+        let seating = self.parts.seating.ok_or(crate::seats::NO_SEATING)?;
+        let script = &self.parts.plan.scripts[g.script].script;
+        let lang = g.spec.language.unwrap_or(script.language);
+        let (opened, finish) = seating
+            .open(&self.parts.out, &g.id, &g.spec.human_seats, lang)
+            .await
+            .map_err(|e| format!("cannot open the game's seats: {e}"))?;
+        for (character, seat, _) in opened {
+            config.seats.insert(character, seat);
+        }
+        Ok(Some(finish))
     }
 
     /// Writes a played game's `result.json` and then its result in the store.

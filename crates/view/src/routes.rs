@@ -15,7 +15,8 @@
 //! | `GET /compare/events?a=&b=&after_a=&after_b=&n=&stage=&rows=&as=` | the next rows of two games side by side (HTML) |
 //! | `GET /folder/games?offset=` | the next rows of a folder's games (HTML) |
 //! | `GET /assets/{file}` | the stylesheet and the script, compiled in |
-//! | `GET /campaigns` | the run's annotation campaigns |
+//! | `GET /campaigns` | the run's annotation campaigns, and the *New campaign* form |
+//! | `POST /campaigns/new` | makes a campaign from the form (same origin and the page's proof only); shows each annotator's link once |
 //! | `GET /campaign?id=` | a campaign: each annotator's progress, each item's answers, the commands |
 //! | `GET /annotate?token=` | an annotator's link: starts their session (cookie), redirects to `/annotate` |
 //! | `GET /annotate[?n=]` | the annotator's queue: their `n`-th item (default: the first unanswered), or its end |
@@ -33,7 +34,7 @@
 
 use axum::extract::Path as UrlPath;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 
 pub use super::state::{fragment, AppState, PageError, Reports, FOLLOW, NEXT};
@@ -58,6 +59,7 @@ pub fn router(state: AppState, hosts: guard::Hosts) -> Router {
         .route("/folder/games", get(pages::folder_games))
         .route("/assets/{file}", get(asset))
         .route("/campaigns", get(annotate::campaigns))
+        .route("/campaigns/new", post(annotate::new_campaign))
         .route("/campaign", get(annotate::campaign))
         .layer(axum::middleware::from_fn_with_state(
             state.token.clone(),

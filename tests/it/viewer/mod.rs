@@ -14,11 +14,13 @@
 //! of games), [`hardening`] (the host check, the security headers, TLS and the session cookie,
 //! timeouts and the connection bound), [`running`] (a running sweep's counters), [`in_browser`] (the pages in Chromium, driven
 //! by [`browser`]'s WebDriver client), [`annotate`] (the annotation campaigns' pages, in Chromium
-//! and over HTTP), [`seat_browser`] (a person playing a whole game at the seat, in Chromium), [`bundle`]
+//! and over HTTP), [`annotate_create`] (a campaign made from the owner's page, over HTTP),
+//! [`seat_browser`] (a person playing a whole game at the seat, in Chromium), [`bundle`]
 //! (`sleuth view --bundle`: the static pages, their links, and in Chromium from `file://`). What they share, the played sweep and the HTTP helpers, is
 //! here.
 
 mod annotate;
+mod annotate_create;
 mod annotate_questions;
 mod browser;
 mod bundle;

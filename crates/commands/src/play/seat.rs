@@ -5,39 +5,30 @@
 //! why `--human` cannot.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::{anyhow, bail, Result};
-use futures::future::BoxFuture;
 
 use super::PlayArgs;
-use sleuth_game::agent::HumanSeat;
 use sleuth_game::game::GameConfig;
 use sleuth_script::Script;
 
-/// What ends the seats when the game is over: awaited before the command exits, so that each page is
-/// told the game is over before its server goes.
-pub type FinishSeats = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
-
-/// What the viewer's opener gives back: each seat as (character, seat, the player's link — printed
-/// once; the store keeps only the token's SHA-256), and what to call when the game is over.
-pub type OpenedSeats = (Vec<(String, HumanSeat, String)>, FinishSeats);
-
-/// Opens seats: (the run's store file, the game's id, (character, player) of each seat, where to
-/// serve the pages).
-pub type SeatOpener = fn(
-    PathBuf,
-    String,
-    Vec<(String, String)>,
-    SocketAddr,
-) -> BoxFuture<'static, anyhow::Result<OpenedSeats>>;
+pub use sleuth_sweep::seats::{FinishSeats, OpenedSeats, SeatOpener};
 
 static OPENER: OnceLock<SeatOpener> = OnceLock::new();
 
 /// Installs the viewer's seat opener (the root crate's CLI does, when built with the viewer).
 pub fn set_seat_opener(opener: SeatOpener) {
     let _ = OPENER.set(opener);
+}
+
+/// How `sleuth sweep run` seats the people its arms ask for: the viewer's opener, when this build
+/// has it, serving each game's seat pages at `addr`.
+pub fn seating(addr: SocketAddr) -> Option<sleuth_sweep::seats::Seating> {
+    OPENER
+        .get()
+        .map(|&opener| sleuth_sweep::seats::Seating { opener, addr })
 }
 
 /// Reads one `--human`: `CHARACTER` (played by `--human-name`) or `CHARACTER=NAME`. A value that is
@@ -96,7 +87,10 @@ pub(super) async fn open(
         anyhow!("--human needs the viewer's seat page: this sleuth was built without the `view` feature")
     })?;
     let store = sleuth_store::RunDir::new(out).store();
-    let (opened, finish) = opener(store, config.game_id.clone(), seats, a.seat_addr).await?;
+    let lang = config.language.unwrap_or(script.language);
+    let (opened, finish) = opener(store, config.game_id.clone(), seats, lang, a.seat_addr)
+        .await
+        .map_err(|e| anyhow!(e))?;
     for (character, seat, link) in opened {
         eprintln!(
             "{character} is played by {}: the seat is open at",

@@ -125,6 +125,11 @@ pub struct GameSpec {
     /// Model name → endpoint, when models live at different endpoints (a sweep's models table).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub endpoints: BTreeMap<String, EndpointSpec>,
+    /// The characters people play (character → the player's name; `human:NAME` in the result),
+    /// absent when agents play every seat. A game with a person at the table is not the game without
+    /// one, so it has its own digest and id: a sweep's arm with a seat plays games of its own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub human_seats: BTreeMap<String, String>,
 }
 
 /// Two specs are equal when they record the same settings, i.e. when their canonical JSON (what the
@@ -174,7 +179,10 @@ macro_rules! conversions {
             /// The game's configuration; the runtime fields (`game_id`, `transcript_path`,
             /// `progress`) are left empty for the caller to set.
             pub fn config(&self) -> GameConfig {
-                let GameSpec { $($shared,)* script, prompts_dir, provider } = self.clone();
+                // The seats are opened by whoever plays the game (`sleuth play --human`, a sweep's
+                // runner): a handle to a person is not something a spec can hold.
+                let GameSpec { $($shared,)* script, prompts_dir, provider, human_seats: _ } =
+                    self.clone();
                 GameConfig {
                     $($shared,)*
                     prompts_dir: prompts_dir.map(PathBuf::from),
@@ -198,7 +206,7 @@ macro_rules! conversions {
                     transcript_path: _,
                     progress: _,
                     call_concurrency: _,
-                    seats: _,
+                    seats,
                     #[cfg(feature = "test-hooks")]
                     inject_panic: _,
                 } = self.clone();
@@ -211,6 +219,10 @@ macro_rules! conversions {
                         // Recorded without credentials (`sleuth_base::redact`).
                         base_url: base_url.map(|u| sleuth_base::redact::url(&u)),
                     },
+                    human_seats: seats
+                        .iter()
+                        .map(|(character, seat)| (character.clone(), seat.player.clone()))
+                        .collect(),
                 }
             }
         }

@@ -7,6 +7,9 @@
 //! reproducible from its settings; what an item *is* (its conditions, games, the judge's scores) goes in
 //! `hidden`, and what the annotator sees in `shown`, which never names a framework, model, arm, game id or
 //! file: the study is blind.
+//!
+//! Making one — checking the request, drawing, storing it with a token per annotator — is
+//! [`create`], shared by `sleuth annotate create` and the viewer's *New campaign* form.
 
 use std::path::{Path, PathBuf};
 
@@ -20,9 +23,12 @@ use crate::ReportError;
 use sleuth_game::game::Event;
 
 pub mod answers;
+pub mod create;
 pub mod questions;
 pub mod rankings;
 pub mod responses;
+
+pub use create::{annotator_names, check, create, store_items, Created, Field};
 
 /// What a campaign asks of its annotators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,13 +95,23 @@ pub struct Drawn {
     pub notes: Vec<String>,
 }
 
-/// Why no campaign could be drawn.
+/// Why no campaign could be drawn or made.
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
     #[error(transparent)]
     Report(#[from] ReportError),
     #[error("{0}")]
     Nothing(String),
+    /// A field of the request ([`Field`]: the command's flag, the form's field) and what it must
+    /// be, so that the command and the viewer's form both say what to change.
+    #[error("--{field}: {problem}")]
+    Invalid { field: Field, problem: String },
+    /// The draw found nothing to ask; its notes say what was missing.
+    #[error("no item could be drawn; nothing was created")]
+    NothingDrawn { notes: Vec<String> },
+    /// The run's store failed (or refused a campaign it already has).
+    #[error(transparent)]
+    Store(#[from] sleuth_store::StoreError),
 }
 
 /// How a *questions* campaign is made instead of drawn: its candidates are generated for a script.
@@ -109,9 +125,10 @@ pub fn draw(run: &Path, settings: &Settings) -> Result<Drawn, CampaignError> {
         return Err(CampaignError::Nothing(QUESTIONS_FROM.into()));
     }
     if settings.per_condition == 0 {
-        return Err(CampaignError::Nothing(
-            "--per-condition must be at least 1".into(),
-        ));
+        return Err(CampaignError::Invalid {
+            field: Field::PerCondition,
+            problem: "must be at least 1".into(),
+        });
     }
     let grouping = crate::Grouping::new(crate::load(run)?.games);
     match settings.kind {

@@ -64,6 +64,11 @@ pub struct Settings {
     /// when unset, so arms without it keep their ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_model: Option<String>,
+    /// Characters given to people (`docs/seat.md`, *In a sweep*): `CHARACTER=NAME`, several joined
+    /// by `;`, `""` for none — as an axis, the same games with and without a person at the table.
+    /// Left out of the JSON when unset, so arms without it keep their ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub human: Option<String>,
 }
 
 /// Names of the settings, in the order an arm's label lists them.
@@ -91,6 +96,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "language",
     "prompts_dir",
     "judge_model",
+    "human",
 ];
 
 impl Settings {

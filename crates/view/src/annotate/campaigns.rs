@@ -33,4 +33,26 @@ impl Campaigns {
         *slot = Some(open.clone());
         Ok(Some(open))
     }
+
+    /// The open tables, creating the run's store first when the run has none (a directory of
+    /// `sleuth play` games), as `sleuth annotate create` does: the store is made with the sweep's
+    /// schema, so a later sweep or command reads it as its own. `None` for a cluster's mirror. The
+    /// tables are then held like any others, so every page sees the new campaign at once.
+    pub(super) fn open_or_create(
+        &self,
+        source: &Source,
+    ) -> Result<Option<Arc<Annotations>>, StoreError> {
+        if source.remote.is_some() {
+            return Ok(None);
+        }
+        {
+            // Under the lock, so that two forms posted at once do not both create the file.
+            let slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let path = sleuth_store::RunDir::new(&source.root).store();
+            if slot.is_none() && !path.is_file() {
+                sleuth_store::SqliteStore::open(&path)?;
+            }
+        }
+        self.open(source)
+    }
 }

@@ -1,19 +1,20 @@
 //! The annotation pages (`docs/humans.md`, *In the viewer*): an annotator's queue of a campaign's
 //! items, answered from the keyboard and stored at once in the run's store; and the owner's pages
-//! that list the run's campaigns and who has done what.
+//! that list the run's campaigns and who has done what, and make new ones ([`form`]).
 //!
 //! **Two kinds of visitor.** The owner (who holds `SLEUTH_TOKEN`, or is on loopback) sees every page
 //! under the token rule of `auth.rs`, these owner pages included. An annotator holds only their own
-//! link (`/annotate?token=…`, printed by `sleuth annotate create`), which [`queue`] turns into a
-//! session of that campaign and annotator ([`session`]); that session opens the `/annotate` routes
-//! and nothing else, and its pages show an item's `shown` only — never the conditions, the run
-//! directory or a file.
+//! link (`/annotate?token=…`, from `sleuth annotate create` or the owner's form), which [`queue`]
+//! turns into a session of that campaign and annotator ([`session`]); that session opens the
+//! `/annotate` routes and nothing else, and its pages show an item's `shown` only — never the
+//! conditions, the run directory or a file.
 //!
 //! The campaigns live in the run's store ([`sleuth_store::annotations`]); [`Campaigns`] opens it
 //! once, when first asked, and only if the run has a store: a folder of games without one has no
-//! campaign, and opening would create the file.
+//! campaign, and opening would create the file — only making a campaign creates it.
 
 pub mod campaigns;
+mod form;
 mod owner;
 mod queue;
 pub mod session;
@@ -29,7 +30,7 @@ use sleuth_store::annotations::Annotations;
 
 pub use campaigns::Campaigns;
 
-pub use owner::{campaign, campaigns};
+pub use owner::{campaign, campaigns, new_campaign};
 
 /// Runs `f` on the campaign tables on a blocking thread (SQLite calls block); `None` when the run
 /// has no campaign tables.

@@ -3,9 +3,89 @@
 // is only ever set as textContent, never as markup.
 "use strict";
 (function () {
+  // The page's own words in each language a script may be in. The `data-t` words of seat.html are
+  // the template's: keep the two in step.
+  const LABELS = {
+    en: {
+      youAre: "You are ", playingAs: "Playing as ",
+      whoRest: ". Everything below is what your character knows; nobody else's script is shown.",
+      yourMove: "Your move", waiting: "Waiting for the game…", yourScript: "Your script",
+      seenSoFar: "What you have seen",
+      murderer: "You are the murderer: hide it.",
+      sections: { victims: "Victims", cast: "The other players", suspects: "Other suspects",
+        story: "Your story", acts: "Your acts", timeline: "Your timeline",
+        relationships: "Relationships", goals: "Goals", secrets: "Secrets",
+        performance: "How to play", abilities: "Abilities" },
+      actions: { ask: " Ask a player ", investigate: " Investigate a clue " },
+      targets: { ask: "Whom you ask", vote: "Your vote", accuse: "Whom you accuse",
+        interact: "Whom you ask" },
+      clue: "Or the clue you investigate",
+      modules: { trust: "Trust", suspicion: "Suspicion" },
+      scoreOf: (module, who) => module + " of " + who,
+      texts: { introduce: "Your introduction", ask: "Your question", answer: "Your answer",
+        vote: "Why (optional)", factual: "Your answer", inferential: "Why", choice: "Why",
+        speak: "What you say", accuse: "Why: everyone hears it",
+        interact: "Your question, or what you say as you search" },
+      reply: "Your reply", send: "Send", colon: ": ",
+      over: "The game is over. Thank you for playing.",
+      others: "The others are playing; your next move will appear here.",
+      // English shows the server's own words for a failed request; these stand in otherwise.
+      notTaken: "the reply was not taken", server: null,
+    },
+    zh: {
+      youAre: "你扮演的角色：", playingAs: "玩家：",
+      whoRest: "。以下是你的角色知道的一切；别人的剧本不会显示在这里。",
+      yourMove: "轮到你行动", waiting: "正在等待游戏……", yourScript: "你的剧本",
+      seenSoFar: "你目前的所见所闻",
+      murderer: "你就是凶手：千万别暴露。",
+      sections: { victims: "死者", cast: "其他玩家", suspects: "其他嫌疑人",
+        story: "你的故事", acts: "你的各幕剧本", timeline: "你的时间线",
+        relationships: "人物关系", goals: "你的目标", secrets: "你的秘密",
+        performance: "扮演提示", abilities: "特殊能力" },
+      actions: { ask: " 向一位玩家提问 ", investigate: " 调查一条线索 " },
+      targets: { ask: "你要问谁", vote: "你投给谁", accuse: "你指认谁", interact: "你要问谁" },
+      clue: "或者，你要调查的线索",
+      modules: { trust: "信任", suspicion: "怀疑" },
+      scoreOf: (module, who) => "对" + who + "的" + (module === "trust" ? "信任" : "怀疑") + "分",
+      texts: { introduce: "你的自我介绍", ask: "你的问题", answer: "你的回答",
+        vote: "理由（可不填）", factual: "你的回答", inferential: "理由", choice: "理由",
+        speak: "你要说的话", accuse: "理由：所有人都会听到",
+        interact: "你的问题，或者调查时说的话" },
+      reply: "你的回复", send: "发送", colon: "：",
+      over: "游戏结束了，谢谢你来玩！",
+      others: "其他人正在行动，轮到你时，你的下一步会出现在这里。",
+      notTaken: "这条回复没有被接受",
+      server: { 403: "这里没有你的座位，或者页面已失效：请重新打开发给你的链接。",
+        409: "这一步已经不能再回答了（已经答过，或者游戏已经继续往下进行）。",
+        other: "暂时连不上游戏，稍后会自动重试。" },
+    },
+  };
+
   const proof = document.querySelector('meta[name="seat-proof"]').content;
+  let lang = LABELS[document.documentElement.lang] ? document.documentElement.lang : "en";
+  let T = LABELS[lang];
   let version = null;
   let shownKey = "";
+
+  // The state says the seat's language (known once the game has asked a move of it): a page that
+  // was drawn in another takes its words, and the view and forms are drawn again.
+  function speak(code) {
+    if (!code || code === lang || !LABELS[code]) return;
+    lang = code;
+    T = LABELS[code];
+    document.documentElement.lang = code;
+    for (const e of document.querySelectorAll("[data-t]")) {
+      if (typeof T[e.dataset.t] === "string") e.textContent = T[e.dataset.t];
+    }
+    shownKey = "";
+    document.getElementById("forms").replaceChildren();
+  }
+
+  // What a failed request's answer says, in the seat's language.
+  async function failure(r, fallback) {
+    if (T.server) return T.server[r.status] || T.server.other;
+    try { return (await r.clone().json()).error || fallback; } catch (_) { return await r.text().catch(() => fallback); }
+  }
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -19,7 +99,7 @@
     if (!items || items.length === 0) return box;
     box.appendChild(el("h3", title));
     const ul = el("ul");
-    for (const i of items) ul.appendChild(el("li", typeof i === "string" ? i : (i.name + ": " + (i.public || i.description || ""))));
+    for (const i of items) ul.appendChild(el("li", typeof i === "string" ? i : (i.name + T.colon + (i.public || i.description || ""))));
     box.appendChild(ul);
     return box;
   }
@@ -31,19 +111,20 @@
     const s = document.getElementById("script");
     s.replaceChildren();
     s.appendChild(el("h3", v.title));
-    if (v.murderer) s.appendChild(el("p", "You are the murderer: hide it.", "error"));
+    const h = T.sections;
+    if (v.murderer) s.appendChild(el("p", T.murderer, "error"));
     s.appendChild(el("p", v.premise));
-    s.appendChild(list("Victims", v.victims));
-    s.appendChild(list("The other players", v.cast));
-    s.appendChild(list("Other suspects", v.suspects));
-    if (v.story) { s.appendChild(el("h3", "Your story")); s.appendChild(el("p", v.story)); }
-    s.appendChild(list("Your acts", v.acts));
-    if (v.timeline) { s.appendChild(el("h3", "Your timeline")); s.appendChild(el("p", v.timeline)); }
-    s.appendChild(list("Relationships", v.relationships));
-    s.appendChild(list("Goals", v.goals));
-    s.appendChild(list("Secrets", v.secrets));
-    s.appendChild(list("How to play", v.performance));
-    s.appendChild(list("Abilities", v.abilities));
+    s.appendChild(list(h.victims, v.victims));
+    s.appendChild(list(h.cast, v.cast));
+    s.appendChild(list(h.suspects, v.suspects));
+    if (v.story) { s.appendChild(el("h3", h.story)); s.appendChild(el("p", v.story)); }
+    s.appendChild(list(h.acts, v.acts));
+    if (v.timeline) { s.appendChild(el("h3", h.timeline)); s.appendChild(el("p", v.timeline)); }
+    s.appendChild(list(h.relationships, v.relationships));
+    s.appendChild(list(h.goals, v.goals));
+    s.appendChild(list(h.secrets, v.secrets));
+    s.appendChild(list(h.performance, v.performance));
+    s.appendChild(list(h.abilities, v.abilities));
     const seen = document.getElementById("seen");
     seen.replaceChildren();
     for (const r of v.seen || []) seen.appendChild(el("li", r.text));
@@ -75,7 +156,7 @@
         input.value = a;
         input.checked = i === 0;
         l.appendChild(input);
-        l.appendChild(document.createTextNode(a === "ask" ? " Ask a player " : " Investigate a clue "));
+        l.appendChild(document.createTextNode(T.actions[a]));
         box.appendChild(l);
       });
       form.appendChild(box);
@@ -84,21 +165,19 @@
       const sel = el("select");
       sel.name = "target";
       for (const c of m.choices) { const o = el("option", c); o.value = c; sel.appendChild(o); }
-      const label = { ask: "Whom you ask", vote: "Your vote", accuse: "Whom you accuse",
-        interact: "Whom you ask" };
-      field(form, label[m.kind], sel);
+      field(form, T.targets[m.kind], sel);
     }
     if (m.kind === "interact" && m.clues && m.clues.length) {
       const sel = el("select");
       sel.name = "clue";
       for (const c of m.clues) { const o = el("option", c); o.value = c; sel.appendChild(o); }
-      field(form, "Or the clue you investigate", sel);
+      field(form, T.clue, sel);
     }
     if (m.kind === "score") {
       // One row per player: trust and suspicion, integers from 0 to the move's scale.
       const table = el("table", null, "scores");
       const head = el("tr");
-      for (const h of ["", "Trust", "Suspicion"]) head.appendChild(el("th", h));
+      for (const h of ["", T.modules.trust, T.modules.suspicion]) head.appendChild(el("th", h));
       table.appendChild(head);
       for (const who of m.choices) {
         const row = el("tr");
@@ -113,7 +192,7 @@
           input.className = "score";
           input.dataset.module = module;
           input.dataset.who = who;
-          input.setAttribute("aria-label", module + " of " + who);
+          input.setAttribute("aria-label", T.scoreOf(module, who));
           cell.appendChild(input);
           row.appendChild(cell);
         }
@@ -136,16 +215,12 @@
       });
       form.appendChild(box);
     }
-    const labels = { introduce: "Your introduction", ask: "Your question", answer: "Your answer",
-      vote: "Why (optional)", factual: "Your answer", inferential: "Why", choice: "Why",
-      speak: "What you say", accuse: "Why: everyone hears it",
-      interact: "Your question, or what you say as you search" };
     if (m.kind !== "score") {
       const text = el("textarea");
       text.name = "text";
-      field(form, labels[m.kind] || "Your reply", text);
+      field(form, T.texts[m.kind] || T.reply, text);
     }
-    const send = el("button", "Send");
+    const send = el("button", T.send);
     send.type = "submit";
     form.appendChild(send);
     form.addEventListener("submit", (ev) => { ev.preventDefault(); submit(form, m); });
@@ -174,15 +249,14 @@
       headers: { "content-type": "application/json", "x-sleuth-proof": proof }, body: JSON.stringify(body),
     });
     if (!r.ok) {
-      let msg = "the reply was not taken";
-      try { msg = (await r.json()).error || msg; } catch (_) { msg = await r.text().catch(() => msg); }
-      form.appendChild(el("p", msg, "error"));
+      form.appendChild(el("p", await failure(r, T.notTaken), "error"));
       return;
     }
     form.querySelector("button").disabled = true;
   }
 
   function render(st) {
+    speak(st.lang);
     showView(st.shown);
     const status = document.getElementById("status");
     const forms = document.getElementById("forms");
@@ -192,8 +266,7 @@
     }
     const have = new Set(Array.from(forms.children).map((f) => f.dataset.key + "#" + f.dataset.attempt));
     for (const m of st.moves) if (!have.has(m.key + "#" + m.attempt)) forms.appendChild(moveForm(m));
-    status.textContent = st.finished ? "The game is over. Thank you for playing."
-      : st.moves.length ? "" : "The others are playing; your next move will appear here.";
+    status.textContent = st.finished ? T.over : st.moves.length ? "" : T.others;
   }
 
   async function loop() {
@@ -202,7 +275,7 @@
         const q = version === null ? "" : "?after=" + version;
         const r = await fetch("/seat/state" + q, { credentials: "same-origin" });
         if (!r.ok) {
-          document.getElementById("status").textContent = await r.text();
+          document.getElementById("status").textContent = await failure(r, "");
           // No session: only a new link helps. Anything else (a busy store) passes: ask again.
           if (r.status === 403) return;
           await new Promise((ok) => setTimeout(ok, 2000));

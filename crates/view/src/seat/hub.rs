@@ -46,6 +46,8 @@ struct Open {
     moves: BTreeMap<MoveId, (u64, Move, oneshot::Sender<MoveAnswer>)>,
     /// Each seat's view as last shown with a move.
     shown: BTreeMap<String, Value>,
+    /// Each seat's language (`en`, `zh`: its script's), as its moves say: the page's own words.
+    langs: BTreeMap<String, &'static str>,
     seq: u64,
     /// The game is over: nothing more will be asked.
     finished: bool,
@@ -120,6 +122,18 @@ impl SeatHub {
         (moves, st.shown.get(character).cloned(), st.finished)
     }
 
+    /// Sets `character`'s language before any move is posted (the opener knows the game's), so a page
+    /// opened early speaks it from the start; the moves then agree.
+    pub fn set_language(&self, character: &str, lang: &'static str) {
+        self.state().langs.insert(character.to_string(), lang);
+    }
+
+    /// `character`'s language (`en`, `zh`): set when the seat was opened, or learned from its first
+    /// move (the game tells the seat with each).
+    pub fn language(&self, character: &str) -> Option<&'static str> {
+        self.state().langs.get(character).copied()
+    }
+
     /// The person's reply to an open move: saved, then handed to the agent waiting on it.
     pub fn reply(
         &self,
@@ -173,6 +187,10 @@ impl SeatHub {
 
 impl SeatDesk for SeatHub {
     fn ask(&self, m: Move) -> BoxFuture<'static, Result<MoveAnswer, SeatError>> {
+        // Learnt even from a move answered from the store: a restarted game's page speaks the
+        // script's language from its first replayed move on.
+        let lang = m.lang.code();
+        self.state().langs.entry(m.seat.clone()).or_insert(lang);
         match self.post(m.clone()) {
             Err(e) => return ready(Err(e)).boxed(),
             Ok(Some(answer)) => return ready(Ok(answer)).boxed(),
@@ -224,6 +242,7 @@ mod tests {
             scale: None,
             refused: None,
             shown: json!({"name": "Ann", "seen": []}),
+            lang: Default::default(),
         }
     }
 
@@ -235,7 +254,9 @@ mod tests {
         book.open_seat("g", "Ann", "pat", "tok").expect("seat");
         let hub = SeatHub::new("g", Arc::clone(&book));
         let version = *hub.subscribe().borrow();
+        assert_eq!(hub.language("Ann"), None, "not known before a move");
         let waiting = hub.ask(vote(0));
+        assert_eq!(hub.language("Ann"), Some("en"));
         let (open, shown, finished) = hub.snapshot("Ann");
         assert_eq!(open.len(), 1);
         assert!(open[0].shown.is_null(), "the view is kept once per seat");

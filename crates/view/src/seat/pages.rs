@@ -92,9 +92,13 @@ pub async fn page(State(s): State<SeatState>, uri: Uri, headers: HeaderMap) -> R
         Ok(None) => return refused(StatusCode::FORBIDDEN, NO_SESSION),
         Err(e) => return failed(e),
     };
+    // The seat's language is known from the game's first move for it; a page opened before that
+    // starts in English and seat.js switches its words when a state says otherwise.
+    let lang = s.hub.language(&row.character).unwrap_or("en");
     let page = env().get_template("seat.html").and_then(|t| {
         t.render(context! {
             character => row.character, player => row.player, proof => session::proof(&secret),
+            lang => lang,
         })
     });
     match page {
@@ -129,8 +133,9 @@ fn start(s: &SeatState, token: &str) -> Response {
         .into_response()
 }
 
-/// `GET /seat/state?after=V`: the seat's open moves, its view and whether the game is over, once
-/// the hub's version differs from `V` (at once without `V`; after [`LONG_POLL`] at the latest).
+/// `GET /seat/state?after=V`: the seat's open moves, its view, its language (`en`, `zh`, or null
+/// before the game's first move for it) and whether the game is over, once the hub's version differs
+/// from `V` (at once without `V`; after [`LONG_POLL`] at the latest).
 pub async fn state(State(s): State<SeatState>, uri: Uri, headers: HeaderMap) -> Response {
     let after: Option<u64> = param(&query(&uri), "after").and_then(|v| v.parse().ok());
     let row = match seat(&s, &headers) {
@@ -150,6 +155,7 @@ pub async fn state(State(s): State<SeatState>, uri: Uri, headers: HeaderMap) -> 
     let body = json!({
         "version": version, "finished": finished, "character": row.character,
         "player": row.player, "moves": moves, "shown": shown,
+        "lang": s.hub.language(&row.character),
     });
     no_store(StatusCode::OK, "application/json", body.to_string())
 }

@@ -12,29 +12,26 @@ use tokio::sync::oneshot;
 
 use super::{new_token, serve, SeatHub};
 use sleuth_game::agent::HumanSeat;
+use sleuth_script::Language;
 use sleuth_store::seats::SeatBook;
 
 /// How long the server stays up after the game ends for the pages to learn that it has (less when
 /// every page has been told sooner).
 const LINGER: Duration = Duration::from_secs(3);
 
-/// What ends the seats when the game is over: resolves once every seat's page has been told, or
-/// after [`LINGER`], with the server stopped.
-pub type Finish = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
-
-/// Each seat with its player's link (in the order asked), and what ends the seats when the game is
-/// over.
-pub type Opened = (Vec<(String, HumanSeat, String)>, Finish);
+use sleuth_sweep::seats::{FinishSeats as Finish, OpenedSeats as Opened, SeatOpenError};
 
 /// Opens the seats of `game` in the store file `store`, one per (character, player) — each with a new
 /// token, so an older link to the same seat stops working — and serves their pages on `addr`: one
-/// hub and one server for the game, whose sessions each open one seat.
+/// hub and one server for the game, whose sessions each open one seat. The pages speak `lang` (the
+/// game's language) from the start.
 pub fn open_for_play(
     store: PathBuf,
     game: String,
     seats: Vec<(String, String)>,
+    lang: Language,
     addr: SocketAddr,
-) -> BoxFuture<'static, anyhow::Result<Opened>> {
+) -> BoxFuture<'static, Result<Opened, SeatOpenError>> {
     Box::pin(async move {
         let book = Arc::new(SeatBook::open(&store)?);
         let mut tokens = Vec::with_capacity(seats.len());
@@ -44,6 +41,9 @@ pub fn open_for_play(
             tokens.push(token);
         }
         let hub = SeatHub::new(&game, book);
+        for (character, _) in &seats {
+            hub.set_language(character, lang.code());
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let server = serve(hub.clone(), addr, async move {
             let _ = stopped.await;

@@ -5,6 +5,7 @@
 
 use sleuth_script::option_letter;
 
+use super::lines::SeatLines;
 use super::MoveAnswer;
 
 /// A MIRAGE interaction a person chose.
@@ -25,49 +26,50 @@ pub(super) fn letters(n: usize) -> Vec<String> {
 }
 
 /// Something said: not empty, not too long.
-pub(super) fn said(a: &MoveAnswer) -> Result<String, String> {
+pub(super) fn said(a: &MoveAnswer, lines: SeatLines) -> Result<String, String> {
     let text = a.text.trim();
     if text.is_empty() {
-        return Err("Please write something: an empty reply is not a move.".into());
+        return Err(lines.empty().into());
     }
-    if text.chars().count() > MAX_TEXT {
-        return Err(format!(
-            "Please keep it under {MAX_TEXT} characters (this one has {}).",
-            text.chars().count()
-        ));
+    let n = text.chars().count();
+    if n > MAX_TEXT {
+        return Err(lines.too_long(MAX_TEXT, Some(n)));
     }
     Ok(text.to_string())
 }
 
 /// A target among `choices`, and what is said to them.
-pub(super) fn named(a: &MoveAnswer, choices: &[String]) -> Result<(String, String), String> {
-    let target = target(a, choices)?;
-    Ok((target, said(a)?))
+pub(super) fn named(
+    a: &MoveAnswer,
+    choices: &[String],
+    lines: SeatLines,
+) -> Result<(String, String), String> {
+    let target = target(a, choices, lines)?;
+    Ok((target, said(a, lines)?))
 }
 
 /// A vote: a target among `candidates`; the reason may be left out.
-pub(super) fn voted(a: &MoveAnswer, candidates: &[String]) -> Result<(String, String), String> {
-    let target = target(a, candidates)?;
+pub(super) fn voted(
+    a: &MoveAnswer,
+    candidates: &[String],
+    lines: SeatLines,
+) -> Result<(String, String), String> {
+    let target = target(a, candidates, lines)?;
     let reason = a.text.trim();
     if reason.chars().count() > MAX_TEXT {
-        return Err(format!(
-            "Please keep the reason under {MAX_TEXT} characters."
-        ));
+        return Err(lines.reason_too_long(MAX_TEXT));
     }
     Ok((target, reason.to_string()))
 }
 
-fn target(a: &MoveAnswer, choices: &[String]) -> Result<String, String> {
+fn target(a: &MoveAnswer, choices: &[String], lines: SeatLines) -> Result<String, String> {
     let given = a.target.as_deref().map(str::trim).unwrap_or("");
     if given.is_empty() {
-        return Err(format!("Please choose one of: {}.", choices.join(", ")));
+        return Err(lines.choose(choices));
     }
     match choices.iter().find(|c| c.as_str() == given) {
         Some(c) => Ok(c.clone()),
-        None => Err(format!(
-            "{given} is not among the choices; please choose one of: {}.",
-            choices.join(", ")
-        )),
+        None => Err(lines.not_among(given, choices)),
     }
 }
 
@@ -78,16 +80,14 @@ pub(super) fn lettered(
     n: usize,
     multiple: bool,
     picks: Option<u32>,
+    lines: SeatLines,
 ) -> Result<Vec<String>, String> {
     let allowed = letters(n);
     let mut chosen: Vec<String> = Vec::new();
     for c in &a.choices {
         let c = c.trim().to_uppercase();
         if !allowed.contains(&c) {
-            return Err(format!(
-                "{c} is not an option; please choose among {}.",
-                allowed.join(", ")
-            ));
+            return Err(lines.not_an_option(&c, &allowed));
         }
         if !chosen.contains(&c) {
             chosen.push(c);
@@ -100,16 +100,10 @@ pub(super) fn lettered(
         (true, None) => (1, allowed.len()),
     };
     if chosen.len() < least || chosen.len() > most {
-        return Err(match (least, most) {
-            (1, 1) => "Please choose exactly one option.".to_string(),
-            (l, m) if l == m => format!("Please choose exactly {l} options."),
-            _ => "Please choose at least one option.".to_string(),
-        });
+        return Err(lines.option_count(least, most));
     }
     if a.text.chars().count() > MAX_TEXT {
-        return Err(format!(
-            "Please keep the reason under {MAX_TEXT} characters."
-        ));
+        return Err(lines.reason_too_long(MAX_TEXT));
     }
     Ok(chosen)
 }
@@ -120,38 +114,32 @@ pub(super) fn interacted(
     a: &MoveAnswer,
     candidates: &[String],
     offers: &[String],
+    lines: SeatLines,
 ) -> Result<Interaction, String> {
     let clue = a.clue.as_deref().map(str::trim).filter(|c| !c.is_empty());
     let action = match (a.action.as_deref().map(str::trim), clue) {
         (Some("ask"), _) => "ask",
         (Some("investigate"), _) => "investigate",
-        (Some(other), _) if !other.is_empty() => {
-            return Err(format!(
-                "{other} is not an action; please ask someone or investigate a clue."
-            ))
-        }
+        (Some(other), _) if !other.is_empty() => return Err(lines.not_an_action(other)),
         (_, Some(_)) => "investigate",
         _ => "ask",
     };
     if action == "ask" {
-        let (target, question) = named(a, candidates)?;
+        let (target, question) = named(a, candidates, lines)?;
         return Ok(Interaction::Ask { target, question });
     }
     if offers.is_empty() {
-        return Err("No clue is left to investigate; please ask someone a question.".into());
+        return Err(lines.no_clue_left().into());
     }
     let Some(given) = clue else {
-        return Err(format!("Please choose a clue: {}.", offers.join("; ")));
+        return Err(lines.choose_clue(offers));
     };
     let Some(index) = offers.iter().position(|o| o == given) else {
-        return Err(format!(
-            "{given} is not on offer; please choose one of: {}.",
-            offers.join("; ")
-        ));
+        return Err(lines.not_on_offer(given, offers));
     };
     let said = a.text.trim();
     if said.chars().count() > MAX_TEXT {
-        return Err(format!("Please keep it under {MAX_TEXT} characters."));
+        return Err(lines.too_long(MAX_TEXT, None));
     }
     Ok(Interaction::Investigate {
         index,
@@ -165,24 +153,18 @@ pub(super) fn scored(
     a: &MoveAnswer,
     others: &[String],
     scale: u32,
+    lines: SeatLines,
 ) -> Result<(Vec<f64>, Vec<f64>), String> {
     let mut rows = Vec::with_capacity(2);
     for (module, given) in [("trust", &a.trust), ("suspicion", &a.suspicion)] {
         if let Some(stranger) = given.keys().find(|k| !others.contains(k)) {
-            return Err(format!(
-                "{stranger} is not among the players you score ({}).",
-                others.join(", ")
-            ));
+            return Err(lines.not_scored(stranger, others));
         }
         let mut row = Vec::with_capacity(others.len());
         for o in others {
             match given.get(o) {
-                None => return Err(format!("Please give {o} a {module} score.")),
-                Some(v) if *v > scale => {
-                    return Err(format!(
-                        "{o}'s {module} score is {v}; scores go from 0 to {scale}."
-                    ))
-                }
+                None => return Err(lines.missing_score(o, module)),
+                Some(v) if *v > scale => return Err(lines.off_scale(o, module, *v, scale)),
                 Some(v) => row.push(f64::from(*v)),
             }
         }
@@ -196,6 +178,10 @@ pub(super) fn scored(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sleuth_script::Language;
+
+    const EN: SeatLines = SeatLines(Language::En);
+    const ZH: SeatLines = SeatLines(Language::Zh);
 
     fn reply(target: Option<&str>, text: &str, choices: &[&str]) -> MoveAnswer {
         MoveAnswer {
@@ -209,22 +195,22 @@ mod tests {
     #[test]
     fn a_reply_is_held_to_what_an_agent_is_held_to() {
         let cast = vec!["Ann".to_string(), "Bo".to_string()];
-        assert!(said(&reply(None, "  ", &[])).is_err());
-        assert_eq!(said(&reply(None, " hi ", &[])), Ok("hi".into()));
-        assert!(said(&reply(None, &"x".repeat(MAX_TEXT + 1), &[])).is_err());
-        let wrong = named(&reply(Some("Zed"), "why?", &[]), &cast).unwrap_err();
+        assert!(said(&reply(None, "  ", &[]), EN).is_err());
+        assert_eq!(said(&reply(None, " hi ", &[]), EN), Ok("hi".into()));
+        assert!(said(&reply(None, &"x".repeat(MAX_TEXT + 1), &[]), EN).is_err());
+        let wrong = named(&reply(Some("Zed"), "why?", &[]), &cast, EN).unwrap_err();
         assert!(
             wrong.contains("Zed is not among") && wrong.contains("Ann, Bo"),
             "{wrong}"
         );
-        assert!(named(&reply(Some("Bo"), "", &[]), &cast).is_err());
+        assert!(named(&reply(Some("Bo"), "", &[]), &cast, EN).is_err());
         assert_eq!(
-            named(&reply(Some("Bo"), "why?", &[]), &cast),
+            named(&reply(Some("Bo"), "why?", &[]), &cast, EN),
             Ok(("Bo".into(), "why?".into()))
         );
-        assert!(voted(&reply(None, "", &[]), &cast).is_err());
+        assert!(voted(&reply(None, "", &[]), &cast, EN).is_err());
         assert_eq!(
-            voted(&reply(Some("Ann"), "", &[]), &cast),
+            voted(&reply(Some("Ann"), "", &[]), &cast, EN),
             Ok(("Ann".into(), String::new()))
         );
     }
@@ -232,17 +218,17 @@ mod tests {
     #[test]
     fn letters_are_checked_against_the_options_and_the_count() {
         assert_eq!(
-            lettered(&reply(None, "", &["b"]), 3, false, None),
+            lettered(&reply(None, "", &["b"]), 3, false, None, EN),
             Ok(vec!["B".into()])
         );
-        assert!(lettered(&reply(None, "", &["D"]), 3, false, None).is_err());
-        assert!(lettered(&reply(None, "", &[]), 3, false, None).is_err());
-        assert!(lettered(&reply(None, "", &["A", "B"]), 3, false, None).is_err());
+        assert!(lettered(&reply(None, "", &["D"]), 3, false, None, EN).is_err());
+        assert!(lettered(&reply(None, "", &[]), 3, false, None, EN).is_err());
+        assert!(lettered(&reply(None, "", &["A", "B"]), 3, false, None, EN).is_err());
         assert_eq!(
-            lettered(&reply(None, "", &["C", "A", "A"]), 3, true, None),
+            lettered(&reply(None, "", &["C", "A", "A"]), 3, true, None, EN),
             Ok(vec!["A".into(), "C".into()])
         );
-        assert!(lettered(&reply(None, "", &["A"]), 3, true, Some(2)).is_err());
+        assert!(lettered(&reply(None, "", &["A"]), 3, true, Some(2), EN).is_err());
     }
 
     #[test]
@@ -251,7 +237,7 @@ mod tests {
         let offers = vec!["c1: the study".to_string(), "c2: Bo".to_string()];
         let ask = reply(Some("Bo"), "Where were you?", &[]);
         assert_eq!(
-            interacted(&ask, &cast, &offers),
+            interacted(&ask, &cast, &offers, EN),
             Ok(Interaction::Ask {
                 target: "Bo".into(),
                 question: "Where were you?".into()
@@ -263,7 +249,7 @@ mod tests {
             ..MoveAnswer::default()
         };
         assert_eq!(
-            interacted(&search, &cast, &offers),
+            interacted(&search, &cast, &offers, EN),
             Ok(Interaction::Investigate {
                 index: 1,
                 said: String::new()
@@ -274,27 +260,27 @@ mod tests {
             ..MoveAnswer::default()
         };
         assert!(matches!(
-            interacted(&inferred, &cast, &offers),
+            interacted(&inferred, &cast, &offers, EN),
             Ok(Interaction::Investigate { index: 0, .. })
         ));
         let gone = MoveAnswer {
             clue: Some("c9: the attic".into()),
             ..MoveAnswer::default()
         };
-        let why = interacted(&gone, &cast, &offers).unwrap_err();
+        let why = interacted(&gone, &cast, &offers, EN).unwrap_err();
         assert!(
             why.contains("not on offer") && why.contains("c1: the study"),
             "{why}"
         );
         assert!(
-            interacted(&search, &cast, &[]).is_err(),
+            interacted(&search, &cast, &[], EN).is_err(),
             "nothing left to search"
         );
         let dance = MoveAnswer {
             action: Some("dance".into()),
             ..MoveAnswer::default()
         };
-        assert!(interacted(&dance, &cast, &offers).is_err());
+        assert!(interacted(&dance, &cast, &offers, EN).is_err());
     }
 
     #[test]
@@ -309,17 +295,24 @@ mod tests {
             scored(
                 &of(&[("Bo", 3), ("Ann", 7)], &[("Ann", 0), ("Bo", 10)]),
                 &others,
-                10
+                10,
+                EN
             ),
             Ok((vec![7.0, 3.0], vec![0.0, 10.0])),
             "in the order of the players scored"
         );
-        let missing = scored(&of(&[("Ann", 7)], &[("Ann", 0), ("Bo", 1)]), &others, 10);
+        let missing = scored(
+            &of(&[("Ann", 7)], &[("Ann", 0), ("Bo", 1)]),
+            &others,
+            10,
+            EN,
+        );
         assert!(missing.unwrap_err().contains("Bo a trust score"));
         let high = scored(
             &of(&[("Ann", 7), ("Bo", 11)], &[("Ann", 0), ("Bo", 1)]),
             &others,
             10,
+            EN,
         );
         assert!(high.unwrap_err().contains("from 0 to 10"));
         let stranger = scored(
@@ -329,7 +322,33 @@ mod tests {
             ),
             &others,
             10,
+            EN,
         );
         assert!(stranger.unwrap_err().contains("Zed is not among"));
+    }
+
+    #[test]
+    fn a_chinese_seat_is_refused_in_chinese() {
+        let cast = vec!["沈墨卿".to_string(), "顾云笙".to_string()];
+        let chinese = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+        let empty = said(&reply(None, "  ", &[]), ZH).unwrap_err();
+        assert_eq!(empty, "请写点内容再发送：空白的回复不算一步。");
+        let wrong = voted(&reply(Some("查无此人"), "", &[]), &cast, ZH).unwrap_err();
+        assert_eq!(
+            wrong,
+            "“查无此人”不在可选的人当中，请从这几位中选一位：沈墨卿、顾云笙。"
+        );
+        let refusals = [
+            named(&reply(None, "为什么？", &[]), &cast, ZH).unwrap_err(),
+            lettered(&reply(None, "", &["D"]), 3, false, None, ZH).unwrap_err(),
+            lettered(&reply(None, "", &["A"]), 3, true, Some(2), ZH).unwrap_err(),
+            interacted(&reply(Some("顾云笙"), "", &[]), &cast, &[], ZH).unwrap_err(),
+            scored(&MoveAnswer::default(), &cast, 10, ZH).unwrap_err(),
+        ];
+        for why in &refusals {
+            assert!(chinese(why) && !why.contains("Please"), "{why}");
+        }
+        assert_eq!(refusals[1], "没有“D”这个选项，请在A、B、C中选择。");
+        assert_eq!(refusals[4], "请给沈墨卿打一个信任分。");
     }
 }

@@ -17,6 +17,7 @@
 //! (`sleuth_view::seat`) keeps them in the run's store and serves them to the person's browser.
 
 mod checks;
+mod lines;
 mod shown;
 
 use std::collections::BTreeMap;
@@ -26,12 +27,14 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use sleuth_script::Language;
 
 use super::config::AgentError;
 use super::context::Context;
 use super::interface::{Agent, ClueChoice, EvalKind};
 use super::mirage::{scores_turn, SCORE_MAX};
 use checks::Interaction;
+use lines::SeatLines;
 
 /// What a move asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +113,20 @@ pub struct Move {
     pub refused: Option<String>,
     /// What the character's agent would see now (`shown.rs`).
     pub shown: Value,
+    /// The script's language, which the prompt and the refusal are in (`lines.rs`) and the page
+    /// takes its own words from. Left out of English moves, so that their stored requests read as
+    /// they did before it was added and a restart on an older store still finds its replies.
+    #[serde(default, skip_serializing_if = "is_english")]
+    pub lang: Language,
+}
+
+fn is_english(lang: &Language) -> bool {
+    *lang == Language::En
+}
+
+/// The seat's words in the character's script's language, as the host's are (`Context::lines`).
+fn lines(cx: &Context) -> SeatLines {
+    SeatLines(cx.view().language())
 }
 
 /// A person's reply to a move; the fields a move's kind does not use are ignored.
@@ -245,6 +262,7 @@ impl Human {
                 scale: ask.scale,
                 refused: refused.take(),
                 shown: shown.clone(),
+                lang: cx.view().language(),
             };
             let answer = self
                 .seat
@@ -297,7 +315,8 @@ impl Ask {
 impl Agent for Human {
     async fn introduce(&mut self, cx: &mut Context, host_line: &str) -> Result<String, AgentError> {
         let ask = Ask::new(self.next_move(), MoveKind::Introduce, host_line, Vec::new());
-        self.settle(cx, ask, checks::said).await
+        let lines = lines(cx);
+        self.settle(cx, ask, |a| checks::said(a, lines)).await
     }
 
     async fn ask(
@@ -311,12 +330,11 @@ impl Agent for Human {
             Some(t) => vec![t],
             None => candidates.to_vec(),
         };
-        let prompt = match round {
-            0 => "Ask the player who just introduced themselves a question.".to_string(),
-            r => format!("Open questioning, round {r}: ask one player a question."),
-        };
+        let lines = lines(cx);
+        let prompt = lines.ask(round);
         let ask = Ask::new(self.next_move(), MoveKind::Ask, &prompt, choices.clone());
-        self.settle(cx, ask, |a| checks::named(a, &choices)).await
+        self.settle(cx, ask, |a| checks::named(a, &choices, lines))
+            .await
     }
 
     async fn answer(
@@ -325,9 +343,10 @@ impl Agent for Human {
         asker: &str,
         question: &str,
     ) -> Result<String, AgentError> {
-        let prompt = format!("{asker} asks you: {question}");
+        let lines = lines(cx);
+        let prompt = lines.asked(asker, question);
         let ask = Ask::new(self.next_move(), MoveKind::Answer, &prompt, Vec::new());
-        self.settle(cx, ask, checks::said).await
+        self.settle(cx, ask, |a| checks::said(a, lines)).await
     }
 
     async fn vote(
@@ -342,7 +361,9 @@ impl Agent for Human {
             vote_call,
             candidates.to_vec(),
         );
-        self.settle(cx, ask, |a| checks::voted(a, candidates)).await
+        let lines = lines(cx);
+        self.settle(cx, ask, |a| checks::voted(a, candidates, lines))
+            .await
     }
 
     /// MIRAGE open conversation: the first turn is the introduction, the later ones free speech.
@@ -357,7 +378,8 @@ impl Agent for Human {
             _ => MoveKind::Speak,
         };
         let ask = Ask::new(self.next_move(), kind, host_line, Vec::new());
-        self.settle(cx, ask, checks::said).await
+        let lines = lines(cx);
+        self.settle(cx, ask, |a| checks::said(a, lines)).await
     }
 
     /// MIRAGE interaction, returned in the MIRAGE agent's shape: what is said, and
@@ -374,10 +396,8 @@ impl Agent for Human {
             .iter()
             .map(|c| format!("{}: {}", c.id, c.place))
             .collect();
-        let prompt = match offers.is_empty() {
-            true => "Your turn: ask one player a question.",
-            false => "Your turn: ask one player a question, or investigate a clue.",
-        };
+        let lines = lines(cx);
+        let prompt = lines.interact(!offers.is_empty());
         let ask = Ask {
             clues: offers.clone(),
             ..Ask::new(
@@ -388,7 +408,9 @@ impl Agent for Human {
             )
         };
         let done = self
-            .settle(cx, ask, |a| checks::interacted(a, candidates, &offers))
+            .settle(cx, ask, |a| {
+                checks::interacted(a, candidates, &offers, lines)
+            })
             .await?;
         Ok(match done {
             Interaction::Ask { target, question } => {
@@ -409,16 +431,14 @@ impl Agent for Human {
         cx: &mut Context,
         others: &[String],
     ) -> Result<(String, Value), AgentError> {
-        let prompt = format!(
-            "Score how much you trust, and how much you suspect, each other player, from 0 to \
-             {SCORE_MAX}. Nobody else sees these scores."
-        );
+        let lines = lines(cx);
+        let prompt = lines.score(SCORE_MAX);
         let ask = Ask {
             scale: Some(SCORE_MAX),
             ..Ask::new(self.next_move(), MoveKind::Score, &prompt, others.to_vec())
         };
         let (trust, suspicion) = self
-            .settle(cx, ask, |a| checks::scored(a, others, SCORE_MAX))
+            .settle(cx, ask, |a| checks::scored(a, others, SCORE_MAX, lines))
             .await?;
         Ok(scores_turn(cx, others, &trust, &suspicion))
     }
@@ -429,14 +449,15 @@ impl Agent for Human {
         cx: &mut Context,
         candidates: &[String],
     ) -> Result<(String, String), AgentError> {
-        let prompt = "Accuse the one you believe is the murderer, and say why: everyone hears it.";
+        let lines = lines(cx);
         let ask = Ask::new(
             self.next_move(),
             MoveKind::Accuse,
-            prompt,
+            lines.accuse(),
             candidates.to_vec(),
         );
-        self.settle(cx, ask, |a| checks::named(a, candidates)).await
+        self.settle(cx, ask, |a| checks::named(a, candidates, lines))
+            .await
     }
 
     /// A person makes no model call.
@@ -447,7 +468,8 @@ impl Agent for Human {
     async fn answer_factual(&self, cx: &mut Context, question: &str) -> Result<String, AgentError> {
         let key = self.eval_key(MoveKind::Factual, question, &[]);
         let ask = Ask::new(key, MoveKind::Factual, question, Vec::new());
-        self.settle(cx, ask, checks::said).await
+        let lines = lines(cx);
+        self.settle(cx, ask, |a| checks::said(a, lines)).await
     }
 
     async fn answer_inferential(
@@ -458,9 +480,9 @@ impl Agent for Human {
     ) -> Result<(String, String), AgentError> {
         let key = self.eval_key(MoveKind::Inferential, question, options);
         let ask = Ask::new(key, MoveKind::Inferential, question, options.to_vec());
-        let n = options.len();
+        let (n, lines) = (options.len(), lines(cx));
         self.settle(cx, ask, |a| {
-            let letters = checks::lettered(a, n, false, None)?;
+            let letters = checks::lettered(a, n, false, None, lines)?;
             Ok((
                 letters.into_iter().next().unwrap_or_default(),
                 a.text.trim().to_string(),
@@ -483,9 +505,9 @@ impl Agent for Human {
             picks,
             ..Ask::new(key, MoveKind::Choice, question, options.to_vec())
         };
-        let n = options.len();
+        let (n, lines) = (options.len(), lines(cx));
         self.settle(cx, ask, |a| {
-            let letters = checks::lettered(a, n, multiple, picks)?;
+            let letters = checks::lettered(a, n, multiple, picks, lines)?;
             Ok((letters, a.text.trim().to_string()))
         })
         .await

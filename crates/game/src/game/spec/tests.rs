@@ -60,6 +60,7 @@ fn spec() -> GameSpec {
         },
         murderer_model: None,
         endpoints: BTreeMap::new(),
+        human_seats: BTreeMap::new(),
     }
 }
 

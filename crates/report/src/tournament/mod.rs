@@ -12,16 +12,27 @@
 //! - `tournament_sides`: how often the culprit's side won with the row's model as culprit against
 //!   the column's as civilians.
 //!
+//! **People on the ladder.** A game with a person at the table (`sleuth play --human`, the result's
+//! `seats`) is a match between the person and the model across the table: the side a person sat on
+//! is theirs, `human:NAME` (people on one side are one entrant, their labels joined by ` + `), as
+//! TextArena and game arenas rate people and models on one ladder. Agents beside the person play on
+//! the person's side and are not rated for that game; their calls are not what the person spent.
+//!
 //! Rates and ratings come with the two-stage percentile bootstrap over scripts and games
 //! ([`sleuth_game::eval::stats::bootstrap_over_groups`], [`sleuth_game::eval::rating::bootstrap`]). What a model
 //! spent is read from the games' transcripts: a gameplay event's calls are its speaker's, and a
 //! murderer's calls are the culprit model's, everyone else's the civilians' model's (as the sweep's
 //! estimate attributes them).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 
 use serde::Deserialize;
+
+mod connected;
+
+use connected::Connected;
 
 use super::arms::{Condition, Grouping};
 use super::metrics::Bootstrap;
@@ -42,14 +53,36 @@ pub const IDS: [&str; 3] = [
 /// Decimals of rates; ratings are whole Elo points.
 const RATE: usize = 3;
 
-/// The models that played a game: (culprit's, civilians').
-fn sides(r: &GameResult) -> (&str, &str) {
+/// A game's two entrants: (culprit's, civilians').
+type Sides<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+/// Who played a game's two sides: (culprit's, civilians') — a model, or the people seated on that
+/// side (see the module docs).
+fn sides(r: &GameResult) -> Sides<'_> {
     let culprit = r
         .spec
         .as_ref()
         .and_then(|s| s.murderer_model.as_deref())
         .unwrap_or(&r.model);
-    (culprit, &r.model)
+    let (culprit_people, civilian_people) = people(r);
+    (
+        culprit_people.map_or(Cow::Borrowed(culprit), Cow::Owned),
+        civilian_people.map_or(Cow::Borrowed(r.model.as_str()), Cow::Owned),
+    )
+}
+
+/// The people seated on each side, as one entrant's label per side: (culprit's, civilians').
+fn people(r: &GameResult) -> (Option<String>, Option<String>) {
+    let side = |culprit: bool| {
+        let labels: BTreeSet<&str> = r
+            .seats
+            .iter()
+            .filter(|(character, _)| r.murderers.contains(*character) == culprit)
+            .map(|(_, label)| label.as_str())
+            .collect();
+        (!labels.is_empty()).then(|| labels.into_iter().collect::<Vec<_>>().join(" + "))
+    };
+    (side(true), side(false))
 }
 
 /// One game of a tournament.
@@ -128,12 +161,14 @@ fn tournaments(g: &Grouping) -> Vec<Tournament> {
             .map(|&i| (i, &g.games[i].result))
             .filter(|(_, r)| r.winner.is_some())
             .collect();
-        if !played.iter().any(|(_, r)| sides(r).0 != sides(r).1) {
+        let played: Vec<(usize, &GameResult, Sides)> =
+            played.into_iter().map(|(i, r)| (i, r, sides(r))).collect();
+        if !played.iter().any(|(_, _, (c, v))| c != v) {
             continue;
         }
         let models: Vec<String> = played
             .iter()
-            .flat_map(|(_, r)| [sides(r).0, sides(r).1])
+            .flat_map(|(_, _, (c, v))| [c.as_ref(), v.as_ref()])
             .collect::<BTreeSet<&str>>()
             .into_iter()
             .map(str::to_string)
@@ -141,11 +176,11 @@ fn tournaments(g: &Grouping) -> Vec<Tournament> {
         let at = |m: &str| models.iter().position(|x| x == m).unwrap_or(0);
         let games = played
             .iter()
-            .map(|&(index, r)| Game {
-                index,
-                script: script_of.get(&index).copied().unwrap_or(&r.script).into(),
-                culprit: at(sides(r).0),
-                civilians: at(sides(r).1),
+            .map(|(index, r, (c, v))| Game {
+                index: *index,
+                script: script_of.get(index).copied().unwrap_or(&r.script).into(),
+                culprit: at(c),
+                civilians: at(v),
                 culprit_won: r.winner == Some(Winner::Murderer),
             })
             .collect();
@@ -162,7 +197,8 @@ fn tournaments(g: &Grouping) -> Vec<Tournament> {
 }
 
 /// What each side's model spent in one game's gameplay, read from its transcript: (culprit's,
-/// civilians'); `None` without a readable transcript.
+/// civilians'); `None` without a readable transcript. A side people played spent nothing of its own:
+/// the calls of the agents beside them are left out.
 fn spent(g: &Grouping, index: usize) -> Option<(Usage, Usage)> {
     #[derive(Deserialize)]
     struct Line {
@@ -171,6 +207,7 @@ fn spent(g: &Grouping, index: usize) -> Option<(Usage, Usage)> {
         usage: Option<Usage>,
     }
     let record = &g.games[index];
+    let seated = people(&record.result);
     let file = std::fs::File::open(record.transcript.as_deref()?).ok()?;
     let mut culprit = Usage::default();
     let mut civilians = Usage::default();
@@ -184,8 +221,10 @@ fn spent(g: &Grouping, index: usize) -> Option<(Usage, Usage)> {
             continue;
         };
         if record.result.murderers.contains(&e.speaker) {
-            culprit += u;
-        } else {
+            if seated.0.is_none() {
+                culprit += u;
+            }
+        } else if seated.1.is_none() {
             civilians += u;
         }
     }
@@ -223,79 +262,6 @@ fn costs(g: &Grouping, t: &Tournament, notes: &mut Vec<String>) -> Option<Vec<(f
         missing[0]
     ));
     None
-}
-
-/// Which ratings the games tie together. A Bradley–Terry rating means something only against the
-/// ratings it is linked to by games, directly or through others: two strengths in parts of the
-/// comparison graph that no game joins are placed apart by the prior alone. With two models and no
-/// self-play the per-side graph falls in two (A's culprit meets only B's civilians, B's culprit only
-/// A's), so "A is the better culprit" would be read off the prior; the tables print only ratings
-/// the games connect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Connected {
-    /// Every model that met another model is linked to every other such model.
-    overall: bool,
-    /// Every culprit strength and every civilians strength that played is linked to all the others.
-    sides: bool,
-}
-
-impl Connected {
-    fn of(t: &Tournament) -> Connected {
-        let k = t.models.len();
-        // Overall: a node per model, an edge per game between two models.
-        let mut overall = Components::new(k);
-        let mut in_overall = vec![false; k];
-        // Per side: node i is model i's culprit strength, k + i its civilians strength.
-        let mut sides = Components::new(2 * k);
-        let mut in_sides = vec![false; 2 * k];
-        for g in &t.games {
-            if g.culprit != g.civilians {
-                overall.join(g.culprit, g.civilians);
-                in_overall[g.culprit] = true;
-                in_overall[g.civilians] = true;
-            }
-            sides.join(g.culprit, k + g.civilians);
-            in_sides[g.culprit] = true;
-            in_sides[k + g.civilians] = true;
-        }
-        Connected {
-            overall: overall.one(&in_overall),
-            sides: sides.one(&in_sides),
-        }
-    }
-}
-
-/// Connected components of a small graph (union–find with path halving).
-struct Components {
-    parent: Vec<usize>,
-}
-
-impl Components {
-    fn new(n: usize) -> Components {
-        Components {
-            parent: (0..n).collect(),
-        }
-    }
-
-    fn root(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-
-    fn join(&mut self, a: usize, b: usize) {
-        let (ra, rb) = (self.root(a), self.root(b));
-        self.parent[ra] = rb;
-    }
-
-    /// Whether the nodes `present` marks all lie in one component.
-    fn one(&mut self, present: &[bool]) -> bool {
-        let nodes: Vec<usize> = (0..present.len()).filter(|&i| present[i]).collect();
-        let roots: BTreeSet<usize> = nodes.into_iter().map(|i| self.root(i)).collect();
-        roots.len() <= 1
-    }
 }
 
 /// A tournament with its ratings, and its models in rating order (best first, unrated ones last).
@@ -555,195 +521,4 @@ fn grid(id: &'static str, title: &str, first: &str, many: bool, models: &[&str])
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::{Path, PathBuf};
-
-    use super::super::tests::result;
-    use super::super::GameRecord;
-    use super::*;
-    use sleuth_game::game::GameConfig;
-    use sleuth_script::Script;
-
-    /// A WellPlay game of `framework` with `culprit` on the culprit's side and `civilians` on the
-    /// civilians', won by the culprit's side when `culprit_won`.
-    fn game(
-        framework: &str,
-        culprit: &str,
-        civilians: &str,
-        seed: u64,
-        culprit_won: bool,
-    ) -> GameRecord {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/night-ferry.toml");
-        let script = Script::load(&path).expect("the example loads");
-        let mut r = result("Ferry", framework, seed);
-        r.model = civilians.into();
-        let mut spec = GameConfig::default().spec(&script, "simulated");
-        spec.murderer_model = Some(culprit.into());
-        r.spec = Some(spec);
-        r.winner = Some(if culprit_won {
-            Winner::Murderer
-        } else {
-            Winner::Civilians
-        });
-        r.game_id = format!("{framework}-{culprit}-{civilians}-{seed}");
-        GameRecord::new(
-            PathBuf::from(format!("runs/{}/result.json", r.game_id)),
-            r,
-            None,
-        )
-    }
-
-    #[test]
-    fn each_setup_is_its_own_tournament_and_a_game_without_transcript_has_no_cost() {
-        // Under PLAYER*, "a" wins every game against "b" on either side; under O-CoT, "b" does.
-        let mut games = Vec::new();
-        for seed in 1..=6 {
-            games.push(game("player", "a", "b", seed, true));
-            games.push(game("player", "b", "a", seed, false));
-            games.push(game("ocot", "a", "b", seed, false));
-            games.push(game("ocot", "b", "a", seed, true));
-            // A game of one model on both sides in each setup: the diagonal.
-            games.push(game("ocot", "a", "a", seed, seed % 2 == 0));
-        }
-        let g = Grouping::new(games);
-        let mut notes = Vec::new();
-        let b = Bootstrap {
-            resamples: 500,
-            ..Bootstrap::default()
-        };
-        let tables = tables(&g, &b, &mut notes);
-        let [ratings, matrix, sides] = &tables[..] else {
-            panic!("three tables: {tables:?}");
-        };
-        assert_eq!(ratings.columns[0].heading, "Setup");
-        let rows: Vec<(String, String)> = ratings
-            .rows
-            .iter()
-            .map(|r| match (&r.cells[0], &r.cells[1]) {
-                (Cell::Text(s), Cell::Text(m)) => (s.clone(), m.clone()),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(
-            rows,
-            [
-                ("wellplay · O-CoT".to_string(), "b".to_string()),
-                ("wellplay · O-CoT".to_string(), "a".to_string()),
-                ("wellplay · PLAYER*".to_string(), "a".to_string()),
-                ("wellplay · PLAYER*".to_string(), "b".to_string()),
-            ]
-        );
-        let at = |t: &Table, row: usize, heading: &str| {
-            t.rows[row].cells[t.column(heading).expect(heading)].clone()
-        };
-        // Six wins in twelve games against b on each side under PLAYER*: a clean sweep, finite.
-        assert_eq!(at(ratings, 2, "Wins"), Cell::Number(Some(12.0)));
-        match at(ratings, 2, "Rating") {
-            Cell::MeanCi(Some(iv)) => {
-                assert!(iv.estimate > 1150.0 && iv.high.is_finite(), "{iv:?}")
-            }
-            other => panic!("{other:?}"),
-        }
-        // The self-play games count on their side, not in Games.
-        assert_eq!(at(ratings, 1, "Games"), Cell::Number(Some(12.0)));
-        match at(ratings, 1, "Culprit win rate") {
-            // As culprit: 0 of 6 against b, 3 of 6 against itself.
-            Cell::MeanCi(Some(iv)) => assert!((iv.estimate - 0.25).abs() < 1e-12, "{iv:?}"),
-            other => panic!("{other:?}"),
-        }
-        // No transcripts: no cost, and a note says why.
-        assert_eq!(at(ratings, 0, "USD per win"), Cell::Number(None));
-        assert!(
-            notes.iter().any(|n| n.contains("transcript.jsonl")),
-            "{notes:?}"
-        );
-        // Matrix: b beat a in every O-CoT game; the diagonal is empty. Sides: a against itself.
-        assert_eq!(matrix.column("b"), Some(2));
-        match at(matrix, 0, "a") {
-            Cell::MeanCi(Some(iv)) => assert_eq!(iv.estimate, 1.0),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(at(matrix, 0, "b"), Cell::MeanCi(None));
-        match at(sides, 1, "a") {
-            Cell::MeanCi(Some(iv)) => assert!((iv.estimate - 0.5).abs() < 1e-12, "{iv:?}"),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(at(sides, 3, "b"), Cell::MeanCi(None), "b never met itself");
-    }
-
-    /// Two models, no self-play, a 4–4 split: each model's culprit met only the other's civilians,
-    /// so the culprit ratings of the two were set apart by the prior alone (both printed 1000).
-    /// They are left out, and the note says why; self-play games connect them.
-    #[test]
-    fn per_side_ratings_the_games_do_not_connect_are_not_printed() {
-        let mut games = Vec::new();
-        for seed in 1..=4 {
-            games.push(game("player", "a", "b", seed, seed % 2 == 0));
-            games.push(game("player", "b", "a", seed, seed % 2 == 1));
-        }
-        let b = Bootstrap {
-            resamples: 200,
-            ..Bootstrap::default()
-        };
-        let build = |games: Vec<GameRecord>| tables(&Grouping::new(games), &b, &mut Vec::new());
-        let split = build(games.clone());
-        let ratings = &split[0];
-        let cell = |t: &Table, row: usize, heading: &str| {
-            t.rows[row].cells[t.column(heading).expect(heading)].clone()
-        };
-        for row in 0..2 {
-            assert_eq!(cell(ratings, row, "Culprit rating"), Cell::MeanCi(None));
-            assert_eq!(cell(ratings, row, "Civilians rating"), Cell::MeanCi(None));
-            assert!(matches!(
-                cell(ratings, row, "Rating"),
-                Cell::MeanCi(Some(_))
-            ));
-            assert!(matches!(
-                cell(ratings, row, "Culprit win rate"),
-                Cell::MeanCi(Some(_))
-            ));
-        }
-        let md_cell = cell(ratings, 0, "Culprit rating").display(Kind::MeanCi(0));
-        assert_eq!(md_cell, "—");
-        assert!(
-            ratings.note.contains("self_play = true"),
-            "{}",
-            ratings.note
-        );
-        // The prior's reference is strength 1, not the models' mean.
-        assert!(
-            ratings.note.contains("strength 1") && !ratings.note.contains("against the mean"),
-            "{}",
-            ratings.note
-        );
-        // One game of each model against itself joins the two halves.
-        games.push(game("player", "a", "a", 9, true));
-        games.push(game("player", "b", "b", 9, false));
-        let joined = build(games);
-        let ratings = &joined[0];
-        for row in 0..2 {
-            for heading in ["Culprit rating", "Civilians rating"] {
-                assert!(
-                    matches!(cell(ratings, row, heading), Cell::MeanCi(Some(_))),
-                    "{heading}"
-                );
-            }
-        }
-        assert!(
-            !ratings.note.contains("self_play = true"),
-            "{}",
-            ratings.note
-        );
-    }
-
-    #[test]
-    fn games_of_one_model_per_side_make_no_tournament() {
-        let games = (1..=3).map(|s| game("player", "a", "a", s, true)).collect();
-        assert!(tables(
-            &Grouping::new(games),
-            &Bootstrap::default(),
-            &mut Vec::new()
-        )
-        .is_empty());
-    }
-}
+mod tests;
