@@ -10,14 +10,25 @@ use sleuth_script::Script;
 
 /// The flags a replay accepts: where to write, and which variable holds the API key. Anything else
 /// would make the replay a different game.
-const REPLAY_FLAGS: &[&str] = &["--spec", "--out", "--api-key-env", "--call-concurrency"];
+///
+/// `--human`, `--human-name` and `--seat-addr` give characters to people (`docs/seat.md`): the game
+/// is then the recorded one with people at those seats, and its result's spec says which.
+const REPLAY_FLAGS: &[&str] = &[
+    "--spec",
+    "--out",
+    "--api-key-env",
+    "--call-concurrency",
+    "--human",
+    "--human-name",
+    "--seat-addr",
+];
 
 /// The spec in `file` (a result.json or a bare spec) and the script it names. Refuses any other typed
 /// flag, and a script whose content changed since the game was recorded.
 pub(super) fn load(file: &Path, typed: &[String]) -> Result<(GameSpec, Arc<Script>)> {
     if let Some(flag) = typed.iter().find(|f| !REPLAY_FLAGS.contains(&f.as_str())) {
         bail!(
-            "{flag} cannot be given with --spec: a replay plays exactly the recorded game (only --out, --api-key-env and --call-concurrency, which changes no answer, are allowed)"
+            "{flag} cannot be given with --spec: a replay plays exactly the recorded game (only --out, --api-key-env and --call-concurrency, which change no answer, and --human, --human-name and --seat-addr, which seat people, are allowed)"
         );
     }
     let text =

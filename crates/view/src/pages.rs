@@ -637,13 +637,22 @@ pub async fn game(State(st): State<AppState>, uri: Uri) -> Result<Html<String>, 
     // cluster's ledger is not the viewer's to read (docs/viewer.md, *Over a cluster*).
     let has_ledger = st.source.db.is_some() && st.source.remote.is_none();
     let over_cluster = st.source.remote.is_some();
+    // A finished game's spec can be played again with a person at a seat (`seat/take.rs`).
+    let seatable = !over_cluster
+        && g.result.as_ref().is_some_and(|r| r.get("spec").is_some())
+        && st
+            .source
+            .game_dir(&id)
+            .is_some_and(|d| d.join("result.json").is_file());
+    let seat_proof = crate::annotate::form::proof();
     let (events, unreadable) = page.map(|p| (p.events, p.unreadable)).unwrap_or_default();
     html(st.render(
         "game.html",
         context! {
             game_id => id, row => g.row, r => g.result, has_transcript, characters, as_character,
             events, unreadable, next, following => follow.is_some(), more => follow.is_some(),
-            prev_stage => "", has_ledger, over_cluster, charts, counterparts,
+            prev_stage => "", has_ledger, over_cluster, charts, counterparts, seatable,
+            seat_proof,
         },
     ))
 }

@@ -11,6 +11,7 @@
 //! | `GET /game/events?id=&after=&as=&view=answers` | the next page of a transcript (HTML) |
 //! | `GET /game/calls?id=&offset=` | the next page of a game's model calls (HTML) |
 //! | `GET /game/call?id=&call=` | one model call with its reply (HTML) |
+//! | `POST /game/seat` | *Take a seat*: plays the game again with the owner at one character (`sleuth play --spec … --human …`, same origin and the page's proof only); redirects to the seat |
 //! | `GET /compare?a=&b=&as=` | two games side by side, aligned by stage, the first difference marked |
 //! | `GET /compare/events?a=&b=&after_a=&after_b=&n=&stage=&rows=&as=` | the next rows of two games side by side (HTML) |
 //! | `GET /folder/games?offset=` | the next rows of a folder's games (HTML) |
@@ -38,7 +39,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 pub use super::state::{fragment, AppState, PageError, Reports, FOLLOW, NEXT};
-use super::{annotate, auth, compare, guard, pages};
+use super::{annotate, auth, compare, guard, pages, seat};
 
 /// Every route behind the token rule but an annotator's (which check their own session), and all of
 /// them behind the host check and the security headers (`guard.rs`), so that refusals carry the
@@ -54,6 +55,7 @@ pub fn router(state: AppState, hosts: guard::Hosts) -> Router {
         .route("/game/events", get(pages::game_events))
         .route("/game/calls", get(pages::game_calls))
         .route("/game/call", get(pages::game_call))
+        .route("/game/seat", post(seat::take::take))
         .route("/compare", get(compare::compare))
         .route("/compare/events", get(compare::compare_events))
         .route("/folder/games", get(pages::folder_games))

@@ -307,6 +307,7 @@ fn in_a_browser_two_annotators_answer_from_the_keyboard_across_a_restart() {
     b.goto(&format!("{base}/campaigns"));
     let answered = b.find("#campaigns tr[data-campaign='intro'] [data-field='answered']");
     assert_eq!(b.text(&answered), "4 / 4");
+    b.screenshot("campaigns");
     stop(view);
     appendix_a_with_alpha(&r.responses);
 }

@@ -64,7 +64,7 @@ fn fresh(name: &str) -> PathBuf {
 }
 
 /// POST a form: (status, headers, body with HTML's escapes undone).
-fn post_form(
+pub(super) fn post_form(
     url: &str,
     headers: &[(&str, &str)],
     form: &[(&str, &str)],
@@ -104,7 +104,7 @@ fn post_form(
 }
 
 /// The proof the campaigns page's form carries.
-fn proof(page: &str) -> String {
+pub(super) fn proof(page: &str) -> String {
     let at = page
         .find("name=\"proof\" value=\"")
         .unwrap_or_else(|| panic!("no proof in the form:\n{page}"));

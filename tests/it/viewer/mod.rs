@@ -31,6 +31,7 @@ mod pages;
 mod running;
 mod seat_browser;
 mod serve;
+mod take_seat;
 
 use crate::common;
 

@@ -1,7 +1,8 @@
 //! A person at the table in headless Chromium (`docs/seat.md`): `sleuth play --human` prints the
 //! seat's link, the browser opens it and plays the character's every move by typing into the page's
 //! forms — an empty introduction first, refused with the message shown on the page, then corrected —
-//! until the page says the game is over; `result.json` marks the seat `human:NAME`.
+//! until the page says the game is over; `result.json` marks the seat `human:NAME`. One game per
+//! protocol: ThinkThrice, WellPlay and MIRAGE.
 
 use crate::common;
 
@@ -41,6 +42,32 @@ fn a_person_plays_mirage_in_the_browser() {
         "the table's scores (5 of 10) reached the result: {suspicion}"
     );
     assert!(result["mirage"]["accusations"][SEAT].is_string());
+}
+
+/// WellPlay's forms under O-CoT: the questions asked and answered, the vote, and the
+/// multiple-choice questions of the evaluation, scored like an agent's.
+#[test]
+fn a_person_plays_wellplay_in_the_browser() {
+    let args = [
+        "--protocol",
+        "wellplay",
+        "--framework",
+        "ocot",
+        "--rounds",
+        "1",
+        "--questions-per-round",
+        "1",
+    ];
+    let Some(result) = play_in_browser(&args) else {
+        return;
+    };
+    assert_eq!(result["seats"][SEAT], "human:pat");
+    assert!(result["votes"][SEAT].is_string(), "{}", result["votes"]);
+    assert!(
+        result["choice"]["by_agent"][SEAT].is_object(),
+        "the person's multiple-choice answers are scored: {}",
+        result["choice"]
+    );
 }
 
 /// `sleuth play --human` with `args`, the seat played in the browser to the end: the result (none

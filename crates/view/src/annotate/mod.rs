@@ -14,7 +14,7 @@
 //! campaign, and opening would create the file — only making a campaign creates it.
 
 pub mod campaigns;
-mod form;
+pub(crate) mod form;
 mod owner;
 mod queue;
 pub mod session;

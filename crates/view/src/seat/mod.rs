@@ -17,6 +17,7 @@ mod hub;
 mod pages;
 mod play;
 pub mod session;
+pub mod take;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
