@@ -481,10 +481,31 @@ async fn play_seated(
     protocol: ProtocolSettings,
     framework: Framework,
 ) -> (GameResult, Vec<String>, Vec<Value>) {
+    let seat = ("night-ferry.toml", SEAT);
+    play_seated_with(game_id, seat, protocol, framework, |p, script| async move {
+        drive(&p, &script, SEAT).await
+    })
+    .await
+}
+
+/// Plays `(script, seat)` (an example's file name and one of its characters) with the seat served
+/// over HTTP to a person whom `person` drives to the end of the game: the result, what `person`
+/// returned, and the transcript.
+pub(crate) async fn play_seated_with<T, F, Fut>(
+    game_id: &str,
+    (script, seat): (&str, &str),
+    protocol: ProtocolSettings,
+    framework: Framework,
+    person: F,
+) -> (GameResult, T, Vec<Value>)
+where
+    F: FnOnce(Player, Arc<Script>) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
     let dir = tempfile::tempdir().expect("tempdir");
-    let script = common::example_script("night-ferry.toml");
+    let script = common::example_script(script);
     let (_book, token, hub, base, stop) =
-        open_seat_server(&dir.path().join("sleuth.db"), game_id).await;
+        open_seat_server_for(&dir.path().join("sleuth.db"), game_id, seat).await;
     let transcript = dir.path().join("transcript.jsonl");
     let config = GameConfig {
         game_id: game_id.into(),
@@ -493,7 +514,7 @@ async fn play_seated(
         framework,
         eval_repeats: 1,
         transcript_path: Some(transcript.clone()),
-        seats: seat_of(&hub),
+        seats: seat_of_as(&hub, seat),
         ..GameConfig::default()
     };
     let game = tokio::spawn({
@@ -504,8 +525,8 @@ async fn play_seated(
             played
         }
     });
-    let player = Player::open(&base, &token, SEAT).await;
-    let refused = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script, SEAT))
+    let player = Player::open(&base, &token, seat).await;
+    let seen = tokio::time::timeout(Duration::from_secs(300), person(player, script))
         .await
         .expect("the game ends within five minutes");
     let result = game
@@ -513,7 +534,7 @@ async fn play_seated(
         .expect("game task")
         .unwrap_or_else(|e| panic!("{game_id}: the game with a person failed: {e}"));
     let _ = stop.send(());
-    (result, refused, events(&transcript))
+    (result, seen, events(&transcript))
 }
 
 /// WellPlay with a person: its rounds of questions, the per-victim vote and the multiple-choice

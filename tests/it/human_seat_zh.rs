@@ -4,19 +4,14 @@
 //! the moves, the refusals of the bad ones, the state's language and the page's own labels; and the
 //! game completes. ThinkThrice asks, answers and votes; MIRAGE interacts, scores and accuses.
 
-use crate::common;
-use crate::human_seat::{decide, events, open_seat_server_for, Player};
+use crate::human_seat::{decide, play_seated_with, Player};
 
 use std::collections::HashSet;
-use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use sleuth::agent::Framework;
-use sleuth::game::{
-    self, GameConfig, GameResult, MirageSettings, ProtocolSettings, ThinkThriceSettings,
-};
+use sleuth::game::{GameResult, MirageSettings, ProtocolSettings, ThinkThriceSettings};
 use sleuth::script::Script;
 
 /// Not the murderer: a witness of the evening, with a whole game of questions to face.
@@ -98,39 +93,11 @@ async fn play_zh(
     protocol: ProtocolSettings,
     framework: Framework,
 ) -> (GameResult, Seen, Vec<Value>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let script = common::example_script("zh-teahouse.toml");
-    let db = dir.path().join("sleuth.db");
-    let (_book, token, hub, base, stop) = open_seat_server_for(&db, game_id, SEAT).await;
-    let transcript = dir.path().join("transcript.jsonl");
-    let config = GameConfig {
-        game_id: game_id.into(),
-        seed: 3,
-        protocol,
-        framework,
-        eval_repeats: 1,
-        transcript_path: Some(transcript.clone()),
-        seats: crate::human_seat::seat_of_as(&hub, SEAT),
-        ..GameConfig::default()
-    };
-    let game = tokio::spawn({
-        let (hub, script) = (Arc::clone(&hub), Arc::clone(&script));
-        async move {
-            let played = game::play(script, config, common::simulated_gateway().await).await;
-            hub.finish();
-            played
-        }
-    });
-    let player = Player::open(&base, &token, SEAT).await;
-    let seen = tokio::time::timeout(Duration::from_secs(300), drive(&player, &script))
-        .await
-        .expect("the game ends within five minutes");
-    let result = game
-        .await
-        .expect("game task")
-        .unwrap_or_else(|e| panic!("{game_id}: the Chinese game with a person failed: {e}"));
-    let _ = stop.send(());
-    (result, seen, events(&transcript))
+    let seat = ("zh-teahouse.toml", SEAT);
+    play_seated_with(game_id, seat, protocol, framework, |p, script| async move {
+        drive(&p, &script).await
+    })
+    .await
 }
 
 /// What every Chinese seat must show: Chinese prompts and refusals, none of the English seat's

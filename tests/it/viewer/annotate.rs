@@ -404,23 +404,8 @@ fn in_a_browser_an_annotator_ranks_the_characters_with_number_keys() {
 
 /// POST with headers: (status, body).
 fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let client = reqwest::Client::new();
-        let mut req = client.post(url).body(body.to_string());
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let resp = req
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("POST {url}: {e}"));
-        let status = resp.status().as_u16();
-        (status, resp.text().await.expect("body"))
-    })
+    let (status, _, text) = super::request(reqwest::Method::POST, url, headers, Some(body.into()));
+    (status, text)
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use super::annotate::{free_port, sleuth_ok, stop};
 use super::hardening::spawn_view_args;
-use super::{attrs, enc, fetch, spawn_view, unescape};
+use super::{attrs, enc, fetch, request, spawn_view, unescape};
 
 /// Two frameworks' games on one script, played once per test process; each test works on a copy.
 fn played() -> &'static Path {
@@ -73,34 +73,10 @@ pub(super) fn post_form(
         .iter()
         .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
         .collect();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client");
-        let mut req = client
-            .post(url)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body.join("&"));
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let resp = req
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("POST {url}: {e}"));
-        let status = resp.status().as_u16();
-        let h = resp
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-            .collect();
-        (status, h, unescape(&resp.text().await.expect("body")))
-    })
+    let mut all = vec![("content-type", "application/x-www-form-urlencoded")];
+    all.extend_from_slice(headers);
+    let (status, h, page) = request(reqwest::Method::POST, url, &all, Some(body.join("&")));
+    (status, h, unescape(&page))
 }
 
 /// The proof the campaigns page's form carries.

@@ -140,6 +140,17 @@ fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, Option<String>, String
 
 /// GET: the status, the response's headers (names in lower case) and its body.
 fn fetch(url: &str, headers: &[(&str, &str)]) -> (u16, HashMap<String, String>, String) {
+    request(reqwest::Method::GET, url, headers, None)
+}
+
+/// One request, redirects not followed: the status, the response's headers (names in lower case)
+/// and its body.
+fn request(
+    method: reqwest::Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<String>,
+) -> (u16, HashMap<String, String>, String) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -149,14 +160,17 @@ fn fetch(url: &str, headers: &[(&str, &str)]) -> (u16, HashMap<String, String>, 
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("client");
-        let mut req = client.get(url);
+        let mut req = client.request(method.clone(), url);
+        if let Some(body) = body {
+            req = req.body(body);
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
         let resp = req
             .send()
             .await
-            .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+            .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
         let status = resp.status().as_u16();
         let h = resp
             .headers()
