@@ -270,18 +270,24 @@ pub const HASHED_DIMS: usize = 256;
 pub fn hashed_vector(input: &str, dims: usize) -> Vec<f32> {
     let mut v = vec![0.0f32; dims.max(1)];
     let terms = terms(input);
-    let mut add = |feature: &str, weight: f32| {
-        let h = Sha256::digest(feature.as_bytes());
+    // A feature is hashed from its parts: a bigram's digest is that of "first second" without the
+    // string being built (one allocation per bigram of every chunk and query, issue 32).
+    let mut add = |parts: &[&str], weight: f32| {
+        let mut hasher = Sha256::new();
+        for p in parts {
+            hasher.update(p.as_bytes());
+        }
+        let h = hasher.finalize();
         let idx =
             u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]) as usize % v.len();
         let sign = if h[8] & 1 == 0 { 1.0 } else { -1.0 };
         v[idx] += sign * weight;
     };
     for t in &terms {
-        add(t, 1.0);
+        add(&[t], 1.0);
     }
     for w in terms.windows(2) {
-        add(&format!("{} {}", w[0], w[1]), 0.5);
+        add(&[&w[0], " ", &w[1]], 0.5);
     }
     normalize_l2(&mut v);
     v

@@ -129,9 +129,46 @@ fn chunk_ids(chunk: &str) -> Arc<[u32]> {
         BYTES_TOKENIZED.fetch_add(n, Ordering::Relaxed);
         let _ = METER.try_with(|m| m.set(m.get() + n));
         metrics::counter!(sleuth_base::telemetry::LLM_BYTES_TOKENIZED).increment(n);
-        bpe_openai::cl100k_base().encode(c).into()
+        bpe_encode(c).into()
     })
 }
+
+/// cl100k's ids of `text`, as `bpe_openai`'s `encode` gives them, with tiktoken's shortcut: a
+/// pre-tokenized piece that is itself a token (most words with their leading space) is looked up
+/// whole. `encode` builds a backtracking encoder — two allocations and an automaton's search — for
+/// every piece, and that was a third of all the allocations of a sweep (issue 32). Byte-pair merges
+/// of a token's bytes end in the token (bpe checks it of every token when it builds its tables, and
+/// tiktoken, whose ids these are, takes the same shortcut), so the ids are the same.
+fn bpe_encode(text: &str) -> Vec<u32> {
+    let cl100k = bpe_openai::cl100k_base();
+    let whole = whole_tokens();
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+    for piece in cl100k.split(text) {
+        match whole.get(piece.as_bytes()) {
+            Some(&id) => out.push(id),
+            None => out.extend(cl100k.bpe.encode_via_backtracking(piece.as_bytes())),
+        }
+    }
+    out
+}
+
+/// Every cl100k token by its bytes (~100k entries, a few MB, built at first use).
+fn whole_tokens() -> &'static WholeTokens {
+    static WHOLE: std::sync::OnceLock<WholeTokens> = std::sync::OnceLock::new();
+    WHOLE.get_or_init(|| {
+        let bpe = &bpe_openai::cl100k_base().bpe;
+        let n = bpe.num_tokens();
+        let mut map = WholeTokens::with_capacity_and_hasher(n, Default::default());
+        for id in 0..n as u32 {
+            map.insert(bpe.token_bytes(id), id);
+        }
+        map
+    })
+}
+
+/// Keyed by foldhash, the hasher of hashbrown: a piece is a few bytes, and a streaming hash with a
+/// buffer (XXH3's) cost as much as the lookup saved.
+type WholeTokens = std::collections::HashMap<&'static [u8], u32, foldhash::fast::FixedState>;
 
 /// A chunk ends at the first safe cut at or after this many bytes: long enough that a script is a few
 /// hundred lookups, short enough that an appended line re-encodes little.
@@ -260,6 +297,22 @@ mod tests {
             assert_eq!(encode(&text), whole(&text), "{text:?}");
             assert_eq!(count(&text), whole(&text).len() as u64);
             assert_eq!(chunks(&text).collect::<String>(), text);
+        }
+    }
+
+    #[test]
+    fn whole_token_shortcut_gives_the_ids_of_tiktoken_and_of_bpe() {
+        // A real script, in English and Chinese, and the awkward texts: every piece either looked up
+        // whole or merged, and the ids those of both encoders without the shortcut.
+        let mut texts = awkward_texts();
+        texts.push(include_str!("../../../examples/orchard-press.toml").to_string());
+        texts.push(include_str!("../../../examples/zh-teahouse.toml").to_string());
+        texts.push("Inspector Thistlewood's 1,234.56 receipts: naïve café — 🙂 x=42;".to_string());
+        let cl100k = bpe_openai::cl100k_base();
+        for text in texts {
+            let ids = bpe_encode(&text);
+            assert_eq!(ids, whole(&text), "{text:?}");
+            assert_eq!(ids, cl100k.encode(text.as_str()), "{text:?}");
         }
     }
 
