@@ -27,6 +27,8 @@
 #   --script FILE        the script every game plays [examples/orchard-press.toml]
 #   --game-concurrency N model calls one game may have in flight, the sweep file's
 #                        `[gateway] game_concurrency` [unset: the game's default, 16]
+#   --no-keep-requests   the sweep file's `[gateway] keep_requests = false`: no request kept for the
+#                        viewer and the export (what keeping them costs: docs/performance.md, section 9)
 #   --warmup S           seconds after every game has started before the window opens [30]
 #   --window S           the steady window measured [120]
 #   --finish             let throughput/memory1536 run to the end instead of stopping after the window
@@ -45,7 +47,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 scenarios=()
 games="" latency="" conc="" replies=cheap script="examples/orchard-press.toml" warmup=30 window=120
-finish=0 keep=0 gamec=""
+finish=0 keep=0 gamec="" keepreq=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         throughput | memory1536 | huge | rounds) scenarios+=("$1|$games|$latency|$conc|$replies") ;;
@@ -61,6 +63,7 @@ while [[ $# -gt 0 ]]; do
             shift ;;
         --script) script=$2; shift ;;
         --game-concurrency) gamec=$2; shift ;;
+        --no-keep-requests) keepreq=0 ;;
         --warmup) warmup=$2; shift ;;
         --window) window=$2; shift ;;
         --finish) finish=1 ;;
@@ -173,8 +176,10 @@ model = "sim-1"
 api_key_env = "PATH"
 max_concurrency = $MODEL_CONC
 EOF
-    if [[ -n $gamec ]]; then
-        printf '\n[gateway]\ngame_concurrency = %s\n' "$gamec" >>"$WORK/$name.toml"
+    if [[ -n $gamec || $keepreq = 0 ]]; then
+        printf '\n[gateway]\n' >>"$WORK/$name.toml"
+        if [[ -n $gamec ]]; then printf 'game_concurrency = %s\n' "$gamec" >>"$WORK/$name.toml"; fi
+        if [[ $keepreq = 0 ]]; then printf 'keep_requests = false\n' >>"$WORK/$name.toml"; fi
     fi
 }
 

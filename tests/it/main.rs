@@ -44,6 +44,7 @@ mod import_mirage_full;
 mod import_wellplay;
 mod import_wellplay_full;
 mod imported;
+mod kept_requests;
 mod layers;
 mod ledger_outage;
 mod metrics;

@@ -267,6 +267,7 @@ fn gateway_config(g: &GatewaySettings) -> GatewayConfig {
             .timeout_secs
             .map(std::time::Duration::from_secs)
             .unwrap_or(default.timeout),
+        keep_requests: g.keep_requests,
         ..default
     }
 }

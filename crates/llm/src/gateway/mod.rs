@@ -75,6 +75,11 @@ pub struct GatewayConfig {
     pub timeout: Duration,
     /// Re-asks after an unparseable structured output.
     pub max_reruns: u32,
+    /// Whether the cache keeps each live call's request beside its answer, for the viewer and the
+    /// export (`requests.rs`). Keeping them is about a fifth of the gateway's CPU per call and over
+    /// half of the store's bytes in a sweep of short games (docs/performance.md, section 9), and a
+    /// game plays and replays the same without them, so a very large sweep may go without.
+    pub keep_requests: bool,
 }
 
 impl Default for GatewayConfig {
@@ -86,6 +91,7 @@ impl Default for GatewayConfig {
             max_retry_after: Duration::from_secs(60),
             timeout: Duration::from_secs(120),
             max_reruns: 2,
+            keep_requests: true,
         }
     }
 }

@@ -236,7 +236,7 @@ async fn answer(
         if deferral != Deferral::Live {
             // Kept once, when the call first enters the journal, not at every replay that waits.
             if let (Deferral::Queued, Some(c)) = (deferral, &shared.cache) {
-                keep_request(c, key, req);
+                keep_request(shared, c, key, req);
             }
             return Err(LlmError::Deferred {
                 purpose: tags.purpose.clone(),
@@ -280,7 +280,7 @@ async fn answer(
     )
     .await;
     if let (Some(c), Some(key)) = (&shared.cache, key) {
-        keep_request(c, key, req);
+        keep_request(shared, c, key, req);
     }
     Ok(ChatResponse {
         usage: Some(tokens),
@@ -599,7 +599,11 @@ async fn record_live(
 /// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
 /// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
 /// something to read.
-fn keep_request(cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
+/// Nothing is kept when the sweep says `[gateway] keep_requests = false`.
+fn keep_request(shared: &Layers, cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
+    if !shared.config.keep_requests {
+        return;
+    }
     let Some(kept) = requests::keep(req, &cache.kept) else {
         return;
     };

@@ -300,6 +300,9 @@ pub struct GatewaySettings {
     pub timeout_secs: Option<u64>,
     /// Model calls one game may have in flight at once.
     pub game_concurrency: Option<usize>,
+    /// Whether each live call's request is kept for the viewer and the export (default true).
+    #[serde(default = "default_true")]
+    pub keep_requests: bool,
 }
 
 fn default_true() -> bool {
@@ -314,6 +317,7 @@ impl Default for GatewaySettings {
             retry_base_ms: None,
             timeout_secs: None,
             game_concurrency: None,
+            keep_requests: true,
         }
     }
 }
