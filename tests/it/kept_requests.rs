@@ -23,18 +23,7 @@ fn sweep(dir: &Path, extra: &str) -> rusqlite::Connection {
         ),
     )
     .expect("sweep file");
-    let out = common::run(
-        common::sleuth(dir)
-            .args(["sweep", "run"])
-            .arg(&file)
-            .arg("--quiet"),
-        common::CHILD_TIMEOUT,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::sweep_run_ok(dir, &file);
     rusqlite::Connection::open(dir.join("run/sleuth.db")).expect("the store")
 }
 

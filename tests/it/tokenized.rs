@@ -31,18 +31,7 @@ fn one_game_sweep(dir: &Path, script: &str, protocol: &str) -> std::path::PathBu
 fn play(script: &str, protocol: &str) -> (u64, u64, u64) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let file = one_game_sweep(tmp.path(), script, protocol);
-    let out = common::run(
-        common::sleuth(tmp.path())
-            .args(["sweep", "run"])
-            .arg(&file)
-            .arg("--quiet"),
-        common::CHILD_TIMEOUT,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::sweep_run_ok(tmp.path(), &file);
     let games = tmp.path().join("run/games");
     let dir = std::fs::read_dir(&games)
         .expect("the games")

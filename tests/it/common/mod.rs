@@ -131,6 +131,21 @@ pub fn printed_after_n(
         .collect()
 }
 
+/// `sleuth sweep run FILE --quiet` from `cwd`, which must succeed (its stderr is the failure's message).
+pub fn sweep_run_ok(cwd: &Path, file: &Path) -> Output {
+    let out = run(
+        sleuth(cwd).args(["sweep", "run"]).arg(file).arg("--quiet"),
+        CHILD_TIMEOUT,
+    );
+    assert!(
+        out.status.success(),
+        "sleuth sweep run {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Runs `cmd` to completion, capturing stdout and stderr; kills it and panics after `timeout`.
 pub fn run(cmd: &mut Command, timeout: Duration) -> Output {
     let mut child = cmd
