@@ -199,6 +199,12 @@ impl Sink {
                 i += 1;
                 i <= written || keep(e)
             });
+            // The list keeps the capacity of its longest stretch unwritten (an event is ~370 bytes
+            // inline) unless told otherwise: thousands of games at their evaluation peak each held
+            // one such empty buffer.
+            if events.capacity() > 2 * events.len() + 8 {
+                events.shrink_to(events.len() + events.len() / 2);
+            }
         }
         self.written = events.len();
         self.pending = 0;
@@ -389,6 +395,33 @@ mod tests {
             .map(|l| serde_json::from_str::<Event>(l).expect("an event").seq)
             .collect();
         assert_eq!(seqs, [0, 1, 2], "the file has every event, in order");
+    }
+
+    #[test]
+    fn only_a_mirage_game_keeps_its_written_public_events() {
+        use sleuth_script::rules::Protocol;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for (protocol, kept) in [
+            (Protocol::Mirage, 1),
+            (Protocol::WellPlay, 0),
+            (Protocol::ThinkThrice, 0),
+        ] {
+            let path = dir.path().join(format!("{protocol:?}.jsonl"));
+            let mut t = Transcript::to_file(&path)
+                .expect("the file is created")
+                .retaining(crate::eval::retained_after_play(protocol));
+            t.push("play", Draft::public("speech", "Ann", None, "hello"))
+                .expect("pushed");
+            t.push(
+                "play",
+                Draft::private("memory_recall", "Ann", &["Ann"], "x"),
+            )
+            .expect("pushed");
+            t.flush().expect("flushed");
+            assert_eq!(t.events().len(), kept, "{protocol:?}");
+            let lines = std::fs::read_to_string(&path).expect("the file reads");
+            assert_eq!(lines.lines().count(), 2, "{protocol:?}: the file has both");
+        }
     }
 
     #[test]

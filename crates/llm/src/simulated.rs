@@ -110,7 +110,7 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
 /// a request with no schema, the last schema line of its last user message.
 fn sections_schema(req: &ChatRequest) -> Option<Value> {
     match &req.schema {
-        Some(s) if s.style == OutputStyle::Sections => Some(s.schema.clone()),
+        Some(s) if s.style == OutputStyle::Sections => Some(Value::clone(&s.schema)),
         Some(_) => None,
         None => {
             let last = req.messages.iter().rfind(|m| m.role == ChatRole::User)?;

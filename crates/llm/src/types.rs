@@ -50,8 +50,9 @@ impl Message {
 pub struct ResponseSchema {
     /// Schema name sent to the provider; also names the call purpose in errors.
     pub name: String,
-    /// The JSON schema (an object schema).
-    pub schema: serde_json::Value,
+    /// The JSON schema (an object schema). Shared: a request is copied on its way (a model's alias, a
+    /// prompt fitted to a window) and the schema is the same in every copy.
+    pub schema: Arc<serde_json::Value>,
     /// How the reply carries it.
     #[serde(default)]
     pub style: OutputStyle,
@@ -62,7 +63,7 @@ impl ResponseSchema {
     pub fn json(name: &str, schema: serde_json::Value) -> ResponseSchema {
         ResponseSchema {
             name: name.to_string(),
-            schema,
+            schema: Arc::new(schema),
             style: OutputStyle::Json,
         }
     }
@@ -71,7 +72,7 @@ impl ResponseSchema {
     pub fn sections(name: &str, schema: serde_json::Value) -> ResponseSchema {
         ResponseSchema {
             name: name.to_string(),
-            schema,
+            schema: Arc::new(schema),
             style: OutputStyle::Sections,
         }
     }

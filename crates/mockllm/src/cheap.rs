@@ -166,7 +166,7 @@ pub(crate) fn respond(req: &ChatRequest) -> ChatResponse {
 /// the end with `rfind`, so a long prompt is not split into lines.
 fn sections_schema(req: &ChatRequest, last_user: &str) -> Option<Value> {
     match &req.schema {
-        Some(s) if s.style == OutputStyle::Sections => return Some(s.schema.clone()),
+        Some(s) if s.style == OutputStyle::Sections => return Some(Value::clone(&s.schema)),
         Some(_) => return None,
         None => {}
     }

@@ -27,6 +27,7 @@ use crate::agent::{together, CallBound};
 use crate::transcript::{Draft, Event, Transcript, Visibility};
 use sleuth_llm::LlmError;
 use sleuth_llm::{SampleCounter, Usage};
+use sleuth_script::rules::Protocol;
 use sleuth_script::{Character, Language, Script};
 
 /// The four ICI abilities and the SCI role-play criterion, as the judge is asked about them.
@@ -343,6 +344,17 @@ fn script_parts(c: &Character, summary: Option<String>) -> Vec<(&'static str, St
 /// must change together: a reader of another kind of event here needs it added.
 pub fn reads_after_play(e: &Event) -> bool {
     e.visible_to == Visibility::All || e.kind == SUMMARY
+}
+
+/// What a game of `protocol` keeps in memory of its written events: what MIRAGE's evaluation reads
+/// ([`reads_after_play`]); nothing for the other protocols, whose evaluation asks the characters and
+/// reads no event of play (the public conversation was ~13 KiB a game at a sweep's evaluation peak,
+/// issue 32).
+pub fn retained_after_play(protocol: Protocol) -> fn(&Event) -> bool {
+    match protocol {
+        Protocol::Mirage => reads_after_play,
+        Protocol::ThinkThrice | Protocol::WellPlay => |_| false,
+    }
 }
 
 /// The kind of a MIRAGE agent's summary step.

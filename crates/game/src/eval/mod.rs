@@ -20,7 +20,7 @@ pub use judge::{
     lexical_rationale_score, CharacterView, Judge, Judges, LlmJudge, RationaleVerdict, Verdict,
     DEFAULT_LEXICAL_THRESHOLD, JUDGE_PURPOSES,
 };
-pub use mirage::reads_after_play;
+pub use mirage::{reads_after_play, retained_after_play};
 
 /// Why evaluation did not finish: a character (or the judge) failed or is gone, or the transcript could
 /// not be written. Messages are those of the underlying error.

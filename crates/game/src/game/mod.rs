@@ -171,7 +171,8 @@ pub async fn play_with_prompts(
     };
     let transcript = match &config.transcript_path {
         // Once written, only what evaluation reads again stays in memory.
-        Some(p) => Transcript::to_file(p)?.retaining(crate::eval::reads_after_play),
+        Some(p) => Transcript::to_file(p)?
+            .retaining(crate::eval::retained_after_play(config.protocol.protocol)),
         None => Transcript::in_memory(),
     };
     let make = |choice: &JudgeChoice, prompts: &Option<Arc<Prompts>>| match (choice, prompts) {

@@ -214,6 +214,9 @@ impl SqliteStore {
             Ok(known)
         })
         .map_err(|e| open_err(&e))?;
+        // Room for every statement the writer runs (its savepoints and each job's writes), so that
+        // none is parsed again after the cache's default 16 have filled it.
+        conn.set_prepared_statement_cache_capacity(64);
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("sleuth-store-writer".into())
@@ -322,6 +325,14 @@ impl SqliteStore {
     }
 }
 
+/// Runs one of the writer's fixed statements through the connection's statement cache.
+fn statement(c: &Connection, sql: &str) -> Result<(), String> {
+    c.prepare_cached(sql)
+        .and_then(|mut st| st.execute([]))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// The writer thread: batches of jobs, one transaction each, every job in its own savepoint (a
 /// failed job's changes are rolled back alone), answered after the commit.
 fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
@@ -345,15 +356,17 @@ fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
         };
         let mut done = Vec::with_capacity(jobs.len());
         for job in jobs {
-            let opened = tx.execute_batch("SAVEPOINT job").map_err(|e| e.to_string());
+            // Prepared once per connection: a sweep runs these a few thousand times a second, and
+            // `execute_batch` would parse them each time.
+            let opened = statement(&tx, "SAVEPOINT job");
             let (ok, d) = job(opened.as_ref().map(|_| &*tx).map_err(Clone::clone));
             if opened.is_ok() {
-                let close = if ok {
-                    "RELEASE job"
+                let closed = if ok {
+                    statement(&tx, "RELEASE job")
                 } else {
-                    "ROLLBACK TO job; RELEASE job"
+                    statement(&tx, "ROLLBACK TO job").and_then(|()| statement(&tx, "RELEASE job"))
                 };
-                if let Err(e) = tx.execute_batch(close) {
+                if let Err(e) = closed {
                     tracing::warn!(error = %e, "store: closing a job's savepoint failed");
                 }
             }
