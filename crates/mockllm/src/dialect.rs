@@ -247,7 +247,10 @@ mod tests {
         assert!(response_format(&js, Dialect::OpenAi).unwrap().is_some());
         let jo = obj(json!({"response_format": {"type": "json_object", "schema": schema}}));
         for d in [Dialect::LlamaCpp, Dialect::OpenAi] {
-            assert_eq!(response_format(&jo, d).unwrap().unwrap().schema, schema);
+            assert_eq!(
+                response_format(&jo, d).unwrap().unwrap().schema.as_ref(),
+                &schema
+            );
         }
     }
 
