@@ -38,8 +38,11 @@
 //! # }
 //! ```
 
+use std::sync::{Arc, LazyLock};
+
 use serde::Serialize;
 
+use sleuth_base::memo::{self, Memo};
 use sleuth_base::text;
 use sleuth_script::{Language, Script};
 
@@ -71,7 +74,7 @@ pub struct SuspectCard {
 }
 
 /// The character's own private script.
-#[derive(Debug, Clone)]
+#[derive(Debug, Serialize)]
 struct OwnScript {
     story: String,
     timeline: String,
@@ -85,9 +88,10 @@ struct OwnScript {
     killed: Vec<String>,
 }
 
-/// Everything one player may know, and nothing more (see the module documentation).
-#[derive(Debug, Clone)]
-pub struct CharacterView {
+/// What a view holds whatever has been handed out: a function of the script and the character alone,
+/// so every game of a sweep that plays the script builds it alike.
+#[derive(Debug, Serialize)]
+struct ViewBase {
     name: String,
     murderer: bool,
     title: String,
@@ -100,10 +104,77 @@ pub struct CharacterView {
     /// Suspects who do not play (scripts with a `suspects` list), in the list's order.
     suspects: Vec<SuspectCard>,
     own: OwnScript,
+    /// The memo's key of all of the above ([`shared_base`]); `None` for a base not shared.
+    #[serde(skip)]
+    key: Option<u128>,
+}
+
+/// Bytes of views [`shared_base`] and [`shared_facts`] keep per generation.
+const SHARED_VIEW_BYTES: usize = 16 << 20;
+
+/// One copy of a view's base for every game that builds an equal one. Each game used to keep its own:
+/// every character's premise, cast list and own script (~11 KiB a game of orchard-press, a character's
+/// whole script in MIRAGE's), thousands of equal copies in a sweep (issue 32). The key is the base's
+/// JSON (unambiguous, every field), hashed when the view is built; bounded like every memo of
+/// `sleuth_base::memo` (the views holding a base keep it).
+fn shared_base(mut base: ViewBase) -> Arc<ViewBase> {
+    static BASES: LazyLock<Memo<Arc<ViewBase>>> = LazyLock::new(|| Memo::new(SHARED_VIEW_BYTES));
+    // Strings, lists and a flag serialise without fail; were one not to, the base goes unshared.
+    let Ok(json) = serde_json::to_vec(&base) else {
+        return Arc::new(base);
+    };
+    let key = memo::key(&json);
+    base.key = Some(key);
+    BASES.get_or_insert_with(key, move || (Arc::new(base), json.len()))
+}
+
+/// One copy of the facts of a base with `released` acts handed out, for every view at that point.
+fn shared_facts(base: &ViewBase, released: u32) -> Arc<[String]> {
+    static FACTS: LazyLock<Memo<Arc<[String]>>> = LazyLock::new(|| Memo::new(SHARED_VIEW_BYTES));
+    let Some(base_key) = base.key else {
+        return compute_facts(base, released).into();
+    };
+    let key = memo::key_parts(&[&base_key.to_le_bytes(), &released.to_le_bytes()]);
+    FACTS.get_or_insert_with(key, || {
+        let facts = compute_facts(base, released);
+        let weight = facts.iter().map(String::len).sum();
+        (facts.into(), weight)
+    })
+}
+
+/// The sentences of the own script up to the released act that the agent may offer as facts: a later
+/// act is never drawn on before it is handed out, and a murderer's secrets never.
+fn compute_facts(base: &ViewBase, released: u32) -> Vec<String> {
+    let o = &base.own;
+    let mut facts = text::sentences(&o.story);
+    facts.extend(text::sentences(&o.timeline));
+    facts.extend(
+        released_acts(base, released)
+            .iter()
+            .flat_map(|a| text::sentences(a)),
+    );
+    facts.extend(o.relationships.iter().flat_map(|r| text::sentences(r)));
+    if !base.murderer {
+        facts.extend(o.secrets.iter().flat_map(|s| text::sentences(s)));
+    }
+    facts
+}
+
+/// The texts of the acts handed out when `released` have been.
+fn released_acts(base: &ViewBase, released: u32) -> &[String] {
+    let shown = (released.max(1) as usize).min(base.own.acts.len());
+    &base.own.acts[..shown]
+}
+
+/// Everything one player may know, and nothing more (see the module documentation). Cheap to clone:
+/// what every game of the script holds alike is shared.
+#[derive(Debug, Clone)]
+pub struct CharacterView {
+    base: Arc<ViewBase>,
     /// Acts handed out so far (1-based count).
     released: u32,
     /// The own script's sentences handed out so far, the murderer's secrets left out.
-    facts: Vec<String>,
+    facts: Arc<[String]>,
 }
 
 impl CharacterView {
@@ -112,7 +183,7 @@ impl CharacterView {
         let c = script
             .character(name)
             .ok_or_else(|| ViewError(name.to_string()))?;
-        let mut view = CharacterView {
+        let base = shared_base(ViewBase {
             name: c.name.clone(),
             murderer: c.is_murderer(),
             title: script.title.clone(),
@@ -153,8 +224,12 @@ impl CharacterView {
                 abilities: c.abilities.clone(),
                 killed: c.killed.clone(),
             },
+            key: None,
+        });
+        let mut view = CharacterView {
+            base,
             released: 0,
-            facts: Vec::new(),
+            facts: Arc::from(Vec::new()),
         };
         view.release(1);
         Ok(view)
@@ -164,72 +239,59 @@ impl CharacterView {
     /// when the host releases an act; agents hold the view through a shared reference.
     pub(super) fn release(&mut self, act: u32) {
         self.released = self.released.max(act);
-        self.facts = self.compute_facts();
+        self.facts = shared_facts(&self.base, self.released);
     }
 
     /// Hands out every act of the script at once (the ThinkThrice protocol, and the no-play references).
     pub(super) fn release_all(&mut self) {
-        self.release(self.script_acts.max(1));
-    }
-
-    /// The sentences of the own script up to the released act that the agent may offer as facts: a
-    /// later act is never drawn on before it is handed out, and a murderer's secrets never.
-    fn compute_facts(&self) -> Vec<String> {
-        let o = &self.own;
-        let mut facts = text::sentences(&o.story);
-        facts.extend(text::sentences(&o.timeline));
-        facts.extend(self.acts().iter().flat_map(|a| text::sentences(a)));
-        facts.extend(o.relationships.iter().flat_map(|r| text::sentences(r)));
-        if !self.murderer {
-            facts.extend(o.secrets.iter().flat_map(|s| text::sentences(s)));
-        }
-        facts
+        self.release(self.base.script_acts.max(1));
     }
 
     pub fn name(&self) -> &str {
-        &self.name
+        &self.base.name
     }
 
     /// The character's own role: a murderer knows it is one.
     pub fn is_murderer(&self) -> bool {
-        self.murderer
+        self.base.murderer
     }
 
     pub fn title(&self) -> &str {
-        &self.title
+        &self.base.title
     }
 
     pub fn language(&self) -> Language {
-        self.language
+        self.base.language
     }
 
     /// What everyone knows at the start.
     pub fn premise(&self) -> &str {
-        &self.premise
+        &self.base.premise
     }
 
     pub fn victims(&self) -> &[VictimCard] {
-        &self.victims
+        &self.base.victims
     }
 
     /// Every player (this one included) in cast order, with their public introduction.
     pub fn cast(&self) -> &[CastMember] {
-        &self.cast
+        &self.base.cast
     }
 
     /// The suspects who do not play, with who they are: they can be suspected and voted for, but not
     /// questioned. Empty for a script whose suspects are its players.
     pub fn suspects(&self) -> &[SuspectCard] {
-        &self.suspects
+        &self.base.suspects
     }
 
     /// The other players' names, in cast order: whom this one may question (and, in a script without a
     /// suspects list, suspect and vote for).
     pub fn others(&self) -> impl Iterator<Item = &str> {
-        self.cast
+        self.base
+            .cast
             .iter()
             .map(|c| c.name.as_str())
-            .filter(move |n| *n != self.name)
+            .filter(move |n| *n != self.base.name)
     }
 
     /// Acts handed out so far; may run past the script's acts when the host says so.
@@ -239,15 +301,14 @@ impl CharacterView {
 
     /// The texts of the acts handed out so far.
     pub fn acts(&self) -> &[String] {
-        let shown = (self.released.max(1) as usize).min(self.own.acts.len());
-        &self.own.acts[..shown]
+        released_acts(&self.base, self.released)
     }
 
     /// How many acts the script has, handed out or not: prompts number the acts by it, so handing out
     /// act 2 appends to the system prompt instead of renaming act 1 (a provider's prompt cache keeps
     /// serving everything before it).
     pub fn act_count(&self) -> usize {
-        (self.script_acts as usize).max(self.own.acts.len())
+        (self.base.script_acts as usize).max(self.base.own.acts.len())
     }
 
     /// The own script's sentences handed out so far, without a murderer's secrets.
@@ -256,37 +317,37 @@ impl CharacterView {
     }
 
     pub fn story(&self) -> &str {
-        &self.own.story
+        &self.base.own.story
     }
 
     pub fn timeline(&self) -> &str {
-        &self.own.timeline
+        &self.base.own.timeline
     }
 
     /// The character's own secrets.
     pub fn secrets(&self) -> &[String] {
-        &self.own.secrets
+        &self.base.own.secrets
     }
 
     pub fn goals(&self) -> &[String] {
-        &self.own.goals
+        &self.base.own.goals
     }
 
     pub fn relationships(&self) -> &[String] {
-        &self.own.relationships
+        &self.base.own.relationships
     }
 
     pub fn performance(&self) -> &[String] {
-        &self.own.performance
+        &self.base.own.performance
     }
 
     pub fn abilities(&self) -> &[String] {
-        &self.own.abilities
+        &self.base.own.abilities
     }
 
     /// The victims this character killed, as its own script says (empty for a civilian).
     pub fn killed(&self) -> &[String] {
-        &self.own.killed
+        &self.base.own.killed
     }
 }
 
@@ -494,6 +555,30 @@ pub(super) mod tests {
         assert_eq!(view.acts_released(), 2, "acts are never taken back");
         view.release_all();
         assert_eq!(view.acts().len(), 3);
+    }
+
+    #[test]
+    fn games_of_one_script_share_a_view_and_a_changed_script_does_not() {
+        let (a, b) = (example("night-ferry.toml"), example("night-ferry.toml"));
+        let name = a.characters[0].name.clone();
+        let va = CharacterView::of(&a, &name).expect("character exists");
+        let vb = CharacterView::of(&b, &name).expect("character exists");
+        assert!(Arc::ptr_eq(&va.base, &vb.base), "one copy for both games");
+        assert!(Arc::ptr_eq(&va.facts, &vb.facts));
+        let mut changed = example("night-ferry.toml");
+        changed.characters[0]
+            .story
+            .push_str(" She kept the ticket stub.");
+        let vc = CharacterView::of(&changed, &name).expect("character exists");
+        assert!(!Arc::ptr_eq(&va.base, &vc.base));
+        assert!(vc.facts().iter().any(|f| f.contains("ticket stub")));
+        assert!(!va.facts().iter().any(|f| f.contains("ticket stub")));
+        let other = CharacterView::of(&a, &a.characters[1].name).expect("character exists");
+        assert_ne!(
+            other.name(),
+            va.name(),
+            "another character has a view of its own"
+        );
     }
 
     #[test]
