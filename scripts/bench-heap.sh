@@ -20,6 +20,8 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
+# shellcheck source=lib/bench-sweep-file.sh
+source "$ROOT/scripts/lib/bench-sweep-file.sh"
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit "${1:-0}"; }
 
@@ -65,30 +67,8 @@ for _ in $(seq 100); do
 done
 [[ -n $URL ]] || { echo "bench-heap: the mock did not start:" >&2; cat "$WORK/mock.err" >&2; exit 1; }
 
-cat >"$WORK/sweep.toml" <<EOF
-name = "heap"
-out = "$WORK/run"
-scripts = ["$ROOT/examples/orchard-press.toml"]
-repeats = $games
-seed = 1
-concurrency = $games
-
-[game]
-protocol = "wellplay"
-framework = "ocot"
-model = "mock"
-rounds = 1
-
-[evaluation]
-repeats = 1
-
-[models.mock]
-provider = "openai"
-base_url = "$URL"
-model = "sim-1"
-api_key_env = "PATH"
-max_concurrency = $games
-EOF
+bench_sweep_file "$WORK/sweep.toml" heap "$WORK/run" "$ROOT/examples/orchard-press.toml" "$games" "$games" \
+    "$URL" "$games"
 
 echo "== sleuth: $BIN; $games games in flight, mock at $URL"
 heaptrack -o "$WORK/heap" "$BIN" sweep run "$WORK/sweep.toml" --concurrency "$games" --quiet \

@@ -41,6 +41,8 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
+# shellcheck source=lib/bench-sweep-file.sh
+source "$ROOT/scripts/lib/bench-sweep-file.sh"
 
 # The header comment above, without its `#`s.
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit "${1:-0}"; }
@@ -151,31 +153,8 @@ in_flight() {
 # the mock at $MOCK_URL (model `mock`, at most $MODEL_CONC calls at once), written to $WORK/NAME.toml.
 write_sweep() {
     local name=$1 n=$2 c=$3 extra=${4:-}
-    cat >"$WORK/$name.toml" <<EOF
-name = "$name"
-out = "$WORK/$name"
-scripts = ["$script"]
-repeats = $n
-seed = 1
-concurrency = $c
-
-[game]
-protocol = "wellplay"
-framework = "ocot"
-model = "mock"
-rounds = 1
-
-[evaluation]
-repeats = 1
-$extra
-
-[models.mock]
-provider = "openai"
-base_url = "$MOCK_URL"
-model = "sim-1"
-api_key_env = "PATH"
-max_concurrency = $MODEL_CONC
-EOF
+    bench_sweep_file "$WORK/$name.toml" "$name" "$WORK/$name" "$script" "$n" "$c" "$MOCK_URL" \
+        "$MODEL_CONC" "$extra"
     if [[ -n $gamec || $keepreq = 0 ]]; then
         printf '\n[gateway]\n' >>"$WORK/$name.toml"
         if [[ -n $gamec ]]; then printf 'game_concurrency = %s\n' "$gamec" >>"$WORK/$name.toml"; fi

@@ -25,6 +25,8 @@
 //! A name like `sim-1:0.3` selects a weaker model ([`skill`]): each of its decisions may lapse into a
 //! random one. The default name answers as described above.
 
+use std::sync::Arc;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
@@ -108,9 +110,9 @@ pub fn respond(req: &ChatRequest) -> ChatResponse {
 
 /// The RESPONSE schema of a request that asks for sections: its own schema when its style says so; for
 /// a request with no schema, the last schema line of its last user message.
-fn sections_schema(req: &ChatRequest) -> Option<Value> {
+fn sections_schema(req: &ChatRequest) -> Option<Arc<Value>> {
     match &req.schema {
-        Some(s) if s.style == OutputStyle::Sections => Some(Value::clone(&s.schema)),
+        Some(s) if s.style == OutputStyle::Sections => Some(Arc::clone(&s.schema)),
         Some(_) => None,
         None => {
             let last = req.messages.iter().rfind(|m| m.role == ChatRole::User)?;
@@ -120,6 +122,7 @@ fn sections_schema(req: &ChatRequest) -> Option<Value> {
                 .find_map(|l| l.trim().strip_prefix(SECTIONS_SCHEMA_MARKER))
                 .and_then(|json| serde_json::from_str::<Value>(json.trim()).ok())
                 .filter(|v| v.is_object())
+                .map(Arc::new)
         }
     }
 }

@@ -28,6 +28,7 @@
 //! end — every call parsed, every vote cast — but not meaningfully; its outcomes measure nothing.
 
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use sleuth_llm::{
@@ -164,9 +165,9 @@ pub(crate) fn respond(req: &ChatRequest) -> ChatResponse {
 /// own schema when its style is Sections; for a request without a schema, the last line of the last
 /// user message that starts with [`SECTIONS_SCHEMA_MARKER`], if its JSON is an object. Searched from
 /// the end with `rfind`, so a long prompt is not split into lines.
-fn sections_schema(req: &ChatRequest, last_user: &str) -> Option<Value> {
+fn sections_schema(req: &ChatRequest, last_user: &str) -> Option<Arc<Value>> {
     match &req.schema {
-        Some(s) if s.style == OutputStyle::Sections => return Some(Value::clone(&s.schema)),
+        Some(s) if s.style == OutputStyle::Sections => return Some(Arc::clone(&s.schema)),
         Some(_) => return None,
         None => {}
     }
@@ -178,7 +179,8 @@ fn sections_schema(req: &ChatRequest, last_user: &str) -> Option<Value> {
             let line = rest.split('\n').next().unwrap_or("");
             return serde_json::from_str::<Value>(line.trim())
                 .ok()
-                .filter(Value::is_object);
+                .filter(Value::is_object)
+                .map(Arc::new);
         }
         end = at;
     }

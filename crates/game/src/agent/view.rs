@@ -134,7 +134,9 @@ fn shared_facts(base: &ViewBase, released: u32) -> Arc<[String]> {
     let Some(base_key) = base.key else {
         return compute_facts(base, released).into();
     };
-    let key = memo::key_parts(&[&base_key.to_le_bytes(), &released.to_le_bytes()]);
+    // Keyed by the acts the facts are drawn from: a count past the script's acts draws on the same.
+    let shown = released_acts(base, released).len() as u64;
+    let key = memo::key_parts(&[&base_key.to_le_bytes(), &shown.to_le_bytes()]);
     FACTS.get_or_insert_with(key, || {
         let facts = compute_facts(base, released);
         let weight = facts.iter().map(String::len).sum();

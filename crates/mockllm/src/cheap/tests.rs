@@ -451,7 +451,7 @@ fn the_sections_line_is_found_as_the_simulated_model_finds_it() {
     let found = |c: &str| sections_schema(&req(c), c);
     assert_eq!(
         found(&format!("Q?\n\n  {line}\r\n")),
-        Some(json!({"type": "string"}))
+        Some(Arc::new(json!({"type": "string"})))
     );
     // Only at a line's start, and only a JSON object.
     assert_eq!(found(&format!("Q? {line}")), None);
@@ -463,6 +463,6 @@ fn the_sections_line_is_found_as_the_simulated_model_finds_it() {
     let text = format!("{line}\nsee {SECTIONS_SCHEMA_MARKER} above\n{other}");
     assert_eq!(
         found(&text),
-        Some(json!({"type": "object", "properties": {}}))
+        Some(Arc::new(json!({"type": "object", "properties": {}})))
     );
 }
