@@ -63,7 +63,7 @@ impl ResponseSchema {
     pub fn json(name: &str, schema: serde_json::Value) -> ResponseSchema {
         ResponseSchema {
             name: name.to_string(),
-            schema: Arc::new(schema),
+            schema: shared_schema(schema),
             style: OutputStyle::Json,
         }
     }
@@ -72,10 +72,30 @@ impl ResponseSchema {
     pub fn sections(name: &str, schema: serde_json::Value) -> ResponseSchema {
         ResponseSchema {
             name: name.to_string(),
-            schema: Arc::new(schema),
+            schema: shared_schema(schema),
             style: OutputStyle::Sections,
         }
     }
+}
+
+/// Bytes of schemas (as JSON text) [`shared_schema`] keeps per generation.
+const SHARED_SCHEMA_BYTES: usize = 1 << 20;
+
+/// One copy of a schema that many calls build alike (every game's multiple-choice answers ask for one
+/// of the same letters), shared by all of them: an evaluation asks all of a game's questions at once,
+/// and while thousands of them wait for an endpoint's slots each held its own copy (heaptrack, issue
+/// 32). Keyed by the schema's JSON text, so only equal schemas share; bounded like the other memos.
+fn shared_schema(schema: serde_json::Value) -> Arc<serde_json::Value> {
+    static SCHEMAS: std::sync::LazyLock<sleuth_base::memo::Memo<Arc<serde_json::Value>>> =
+        std::sync::LazyLock::new(|| sleuth_base::memo::Memo::new(SHARED_SCHEMA_BYTES));
+    // Serialising a `Value` cannot fail (its keys are strings); were it to, the schema goes unshared.
+    let Ok(text) = serde_json::to_vec(&schema) else {
+        return Arc::new(schema);
+    };
+    let weight = text.len();
+    SCHEMAS.get_or_insert_with(sleuth_base::memo::key(&text), move || {
+        (Arc::new(schema), weight)
+    })
 }
 
 /// How a structured reply is written.
@@ -347,5 +367,30 @@ impl CallScope {
             retries: 0,
             id: Some(format!("{:016x}", rand::random::<u64>())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_built_alike_share_one_copy_and_others_keep_their_own() {
+        let letters = |n: usize| -> Vec<String> { (0..n).map(|i| format!("{i}")).collect() };
+        let shape = |n: usize| {
+            json!({"type": "object", "properties": {"answer": {"type": "string", "enum": letters(n)}},
+                   "required": ["answer"]})
+        };
+        let a = ResponseSchema::json("answer_choice", shape(4));
+        let b = ResponseSchema::json("answer_choice", shape(4));
+        let c = ResponseSchema::sections("answer_choice", shape(5));
+        assert!(Arc::ptr_eq(&a.schema, &b.schema), "equal schemas share");
+        assert!(
+            !Arc::ptr_eq(&a.schema, &c.schema),
+            "a different schema is its own"
+        );
+        assert_eq!(*c.schema, shape(5), "and says what it was built from");
+        assert_eq!(c.style, OutputStyle::Sections);
     }
 }

@@ -18,11 +18,15 @@ const RATIONALE_TOKENS: u32 = 200;
 
 /// A factual question, answered briefly.
 pub async fn factual(cx: &mut Context, question: &str) -> Result<String, AgentError> {
-    let memory = cx.recall_texts(question, Phase::Evaluation).await?;
-    let user = cx.prompts().render(
-        "answer_factual",
-        context! { memory => memory, question => question },
-    )?;
+    // The recalled texts go into the prompt and are dropped before the call waits for its turn (so
+    // for every question below): a game's questions may all wait at once.
+    let user = {
+        let memory = cx.recall_texts(question, Phase::Evaluation).await?;
+        cx.prompts().render(
+            "answer_factual",
+            context! { memory => memory, question => question },
+        )?
+    };
     // The judge compares short answers.
     let budget = cx.config().eval_max_tokens;
     let (text, _) = cx
@@ -48,13 +52,16 @@ pub async fn inferential(
     question: &str,
     options: &[String],
 ) -> Result<(String, String), AgentError> {
-    let query = format!("{question} {}", options.join(" "));
-    let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
-    let (letters, opts) = lettered(options);
-    let user = cx.prompts().render(
-        "answer_inferential",
-        context! { memory => memory, question => question, options => opts, multiple => false },
-    )?;
+    let (letters, user) = {
+        let query = format!("{question} {}", options.join(" "));
+        let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
+        let (letters, opts) = lettered(options);
+        let user = cx.prompts().render(
+            "answer_inferential",
+            context! { memory => memory, question => question, options => opts, multiple => false },
+        )?;
+        (letters, user)
+    };
     pick_letter(cx, "answer_inferential", user, &letters).await
 }
 
@@ -92,14 +99,17 @@ pub async fn choice(
     multiple: bool,
     picks: Option<u32>,
 ) -> Result<(Vec<String>, String), AgentError> {
-    let query = format!("{question} {}", options.join(" "));
-    let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
-    let (letters, opts) = lettered(options);
-    let picks = picks.map(|n| (n as usize).clamp(1, letters.len().max(1)));
-    let user = cx.prompts().render(
-        "answer_choice",
-        context! { memory => memory, question => question, options => opts, multiple => multiple, picks => picks },
-    )?;
+    let picks = picks.map(|n| (n as usize).clamp(1, options.len().max(1)));
+    let (letters, user) = {
+        let query = format!("{question} {}", options.join(" "));
+        let memory = cx.recall_texts(&query, Phase::Evaluation).await?;
+        let (letters, opts) = lettered(options);
+        let user = cx.prompts().render(
+            "answer_choice",
+            context! { memory => memory, question => question, options => opts, multiple => multiple, picks => picks },
+        )?;
+        (letters, user)
+    };
     if !multiple {
         let (letter, reason) = cx
             .pick(

@@ -463,7 +463,7 @@ impl Context {
             _ => return Err(MemoryError::Unavailable.into()),
         };
         self.turn.spend(usage);
-        let texts: Vec<String> = records.iter().map(|r| r.text.clone()).collect();
+        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
         let events: Vec<u64> = records.iter().map(|r| r.event).collect();
         self.step(
             "memory_recall",

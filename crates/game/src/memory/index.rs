@@ -100,6 +100,7 @@ impl MemoryStore {
         for v in &vectors {
             store.check(v)?;
         }
+        store.reserve_exact(vectors.len());
         for (text, v) in chunks.into_iter().zip(vectors) {
             let id = store.push(&v)?;
             self.texts.push(text);

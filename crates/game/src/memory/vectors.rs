@@ -235,6 +235,23 @@ impl Vectors {
         }
     }
 
+    /// Makes room for exactly `records` more vectors. A game's index grows by a few records an event
+    /// and then holds them through its evaluation, when every game of a sweep may be at its peak at
+    /// once: grown by doubling, the buffer would carry up to as much unused room as it holds.
+    pub fn reserve_exact(&mut self, records: usize) {
+        match &mut self.repr {
+            Repr::Exact(data) => data.reserve_exact(records * self.dims),
+            Repr::Quantised {
+                codes,
+                scales,
+                stride,
+            } => {
+                codes.reserve_exact(records * *stride);
+                scales.reserve_exact(records);
+            }
+        }
+    }
+
     /// Stores a vector and returns its record id.
     pub fn push(&mut self, v: &[f32]) -> Result<u32, VectorError> {
         self.check(v)?;
