@@ -6,12 +6,19 @@
 # number of allocations, and where the peak and the allocations are by the innermost sleuth function
 # on the stack (a call site in a dependency is named by the sleuth function that called into it).
 #
-#   scripts/bench-heap.sh [--games N] [--top K] [--keep] [BIN]
+#   scripts/bench-heap.sh [--games N] [--max-concurrency C] [--top K] [--keep] [BIN]
 #
 #   --games N   games in flight [1000]
+#   --max-concurrency C
+#               the mock's concurrency limit, also the sweep's max_concurrency for the model [N]: at
+#               C < N most calls wait for a slot, as in scripts/bench-sweep.sh's throughput scenario
 #   --top K     rows of each table [25]
 #   --keep      keep the temporary directory (heaptrack's file, the sweep, its run directory)
-#   BIN         the sleuth binary [target/release/sleuth, built first]
+#   BIN         the sleuth binary [target/release/sleuth, built first without the `jemalloc` feature]
+#
+# heaptrack sees the allocations that go through malloc; a build with jemalloc as its allocator (the
+# default build) goes around it, so BIN must be built without that feature:
+#   cargo build --release --bin sleuth --no-default-features --features cluster,view,mock-llm
 #
 # Compare two builds one after the other on a quiet machine (the heap is not noisy; the allocation
 # count is exact for a given build and sweep). Needs Debian's heaptrack (`apt-get install heaptrack`).
@@ -25,10 +32,11 @@ source "$ROOT/scripts/lib/bench-sweep-file.sh"
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit "${1:-0}"; }
 
-games=1000 top=25 keep=0 BIN=""
+games=1000 conc="" top=25 keep=0 BIN=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --games) games=$2; shift ;;
+        --max-concurrency) conc=$2; shift ;;
         --top) top=$2; shift ;;
         --keep) keep=1 ;;
         -h | --help) usage 0 ;;
@@ -37,14 +45,21 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+conc=${conc:-$games}
 for tool in heaptrack heaptrack_print python3; do
     command -v "$tool" >/dev/null || { echo "bench-heap: '$tool' is not installed" >&2; exit 1; }
 done
 if [[ -z $BIN ]]; then
-    cargo build --release --bin sleuth
+    cargo build --release --bin sleuth --no-default-features --features cluster,view,mock-llm
     BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sleuth"
 fi
 BIN=$(realpath "$BIN")
+# jemalloc's messages are in the binary that links it.
+if grep -qa '<jemalloc>' "$BIN"; then
+    echo "bench-heap: $BIN allocates with jemalloc, which heaptrack does not see; build it without the" >&2
+    echo "bench-heap: feature: cargo build --release --bin sleuth --no-default-features --features cluster,view,mock-llm" >&2
+    exit 2
+fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sleuth-bench-heap.XXXXXX")
 MOCK_PID=""
@@ -56,7 +71,7 @@ cleanup() {
 trap cleanup EXIT
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-"$BIN" mock-llm --listen 127.0.0.1:0 --latency-ms 1000 --replies cheap --max-concurrency "$games" \
+"$BIN" mock-llm --listen 127.0.0.1:0 --latency-ms 1000 --replies cheap --max-concurrency "$conc" \
     >"$WORK/mock.out" 2>"$WORK/mock.err" &
 MOCK_PID=$!
 URL=""
@@ -68,9 +83,9 @@ done
 [[ -n $URL ]] || { echo "bench-heap: the mock did not start:" >&2; cat "$WORK/mock.err" >&2; exit 1; }
 
 bench_sweep_file "$WORK/sweep.toml" heap "$WORK/run" "$ROOT/examples/orchard-press.toml" "$games" "$games" \
-    "$URL" "$games"
+    "$URL" "$conc"
 
-echo "== sleuth: $BIN; $games games in flight, mock at $URL"
+echo "== sleuth: $BIN; $games games in flight, mock at $URL (at most $conc calls at once)"
 heaptrack -o "$WORK/heap" "$BIN" sweep run "$WORK/sweep.toml" --concurrency "$games" --quiet \
     >"$WORK/sweep.out" 2>"$WORK/sweep.err" || { echo "bench-heap: the sweep failed:" >&2; tail "$WORK/sweep.err" >&2; exit 1; }
 data=""
