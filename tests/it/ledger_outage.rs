@@ -121,7 +121,11 @@ async fn entries_recorded_while_redis_is_down_are_spilled_and_replayed_once_it_i
     for i in 0..3 {
         ledger.record(entry(i));
     }
-    assert_eq!(ledger.flush().await, 0);
+    assert_eq!(
+        ledger.flush().await,
+        0,
+        "before the outage nothing is spilled"
+    );
     assert_eq!(store.ledger("r1").await.expect("ledger").len(), 3);
 
     // Redis goes away.
@@ -138,12 +142,16 @@ async fn entries_recorded_while_redis_is_down_are_spilled_and_replayed_once_it_i
     assert_eq!(spilled.lines().count(), 5, "{spilled}");
     // While the file holds entries, later ones go there after one try (a try against a dead server
     // takes the client's reconnect attempts, about a second, several on a loaded machine), not after
-    // a new give-up wait.
+    // a new give-up wait; the flush does not ask the store again once their batch was refused.
     for i in 8..10 {
         ledger.record(entry(i));
     }
     let quick = Instant::now();
-    assert_eq!(ledger.flush().await, 7);
+    assert_eq!(
+        ledger.flush().await,
+        7,
+        "the two later entries join the file"
+    );
     assert!(
         quick.elapsed() < give_up,
         "no second give-up wait: {:?}",
@@ -166,7 +174,11 @@ async fn entries_recorded_while_redis_is_down_are_spilled_and_replayed_once_it_i
     };
     let want: Vec<String> = games(&(0..10).map(entry).collect::<Vec<_>>());
     assert_eq!(games(&entries), want, "every entry exactly once");
-    assert_eq!(ledger.flush().await, 0);
+    assert_eq!(
+        ledger.flush().await,
+        0,
+        "nothing waits in the file any more"
+    );
     assert!(!spill.exists(), "the spill file is gone once replayed");
     let _ = redis.kill();
     let _ = redis.wait();

@@ -14,8 +14,11 @@
 //! (60 s by default). Then it does not drop the batch: it appends it to a local spill file (JSON
 //! lines, [`LedgerOptions::spill`]), and while that file holds entries, later batches that fail go
 //! there at once (the store is known to be away). Every [`LedgerOptions::replay_every`], after every
-//! batch the store takes, and before answering a flush, the writer replays the file into the store
-//! and empties it; a replay cut short by a new failure keeps what was not written. The file is
+//! batch the store takes, and before answering a flush (unless the flush's own batch has just failed),
+//! the writer replays the file into the store and empties it; a replay cut short by a new failure
+//! keeps what was not written, and the next timed replay waits the one backoff (up to 5 s) so that a
+//! store that is away is not asked again and again while records and flushes wait behind it; queued
+//! records and flushes always go before a timed replay. The file is
 //! replayed when a ledger starts too, so entries left by a run killed during an outage reach the store
 //! with the next run of the sweep (a sweep's runner keeps its file in the sweep's output directory).
 //! [`Ledger::flush`] says how many entries are still only in the file, so the end of a run can say so
@@ -265,20 +268,23 @@ impl Spill {
     }
 
     /// Writes what the file holds to the store, one try per batch; keeps what was not written.
-    async fn replay(&mut self, store: &dyn Store) {
+    /// `false` when the store refused a batch (it is still away).
+    async fn replay(&mut self, store: &dyn Store) -> bool {
         if self.pending == 0 {
-            return;
+            return true;
         }
         let entries = read_spill(&self.path);
         let mut done = 0;
+        let mut answered = true;
         for chunk in entries.chunks(BATCH) {
             if store.record_calls(chunk).await.is_err() {
+                answered = false;
                 break;
             }
             done += chunk.len();
         }
         if done == 0 && !entries.is_empty() {
-            return;
+            return answered;
         }
         let left = &entries[done..];
         let kept = if left.is_empty() {
@@ -307,6 +313,38 @@ impl Spill {
                 self.pending = 0;
             }
         }
+        answered
+    }
+}
+
+/// When the next timed replay of the spill file is due: `every` after one the store took, the one
+/// backoff (at least `every`) after one it refused, so a store that is away is not retried back to
+/// back while records and flushes queue behind the writer.
+struct ReplayClock {
+    every: Duration,
+    refused: u32,
+    next: tokio::time::Instant,
+}
+
+impl ReplayClock {
+    fn new(every: Duration) -> ReplayClock {
+        ReplayClock {
+            every,
+            refused: 0,
+            next: tokio::time::Instant::now() + every,
+        }
+    }
+
+    /// Sets the next replay after one that the store `answered` (or not).
+    fn after(&mut self, answered: bool) {
+        let wait = if answered {
+            self.refused = 0;
+            self.every
+        } else {
+            self.refused = self.refused.saturating_add(1);
+            self.every.max(PAUSE.delay(self.refused - 1))
+        };
+        self.next = tokio::time::Instant::now() + wait;
     }
 }
 
@@ -343,19 +381,20 @@ async fn write_loop(
     mut rx: mpsc::UnboundedReceiver<Msg>,
 ) {
     let mut spill = Spill::open(options.spill.clone());
-    spill.replay(store.as_ref()).await;
-    let mut tick = tokio::time::interval(options.replay_every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut clock = ReplayClock::new(options.replay_every);
+    clock.after(spill.replay(store.as_ref()).await);
     let mut batch = Vec::new();
     let mut flushes = Vec::new();
     loop {
         let first = tokio::select! {
+            // What is queued goes before a timed replay.
+            biased;
             m = rx.recv() => match m {
                 Some(m) => m,
                 None => break,
             },
-            _ = tick.tick() => {
-                spill.replay(store.as_ref()).await;
+            _ = tokio::time::sleep_until(clock.next), if spill.pending > 0 => {
+                clock.after(spill.replay(store.as_ref()).await);
                 continue;
             }
         };
@@ -370,6 +409,8 @@ async fn write_loop(
             }
             next = rx.try_recv().ok();
         }
+        // Whether the store has just refused this batch: a flush then answers without asking again.
+        let mut refused = false;
         if !batch.is_empty() {
             // While entries wait in the file the store is known to be away: one try, then there.
             let patience = if spill.pending > 0 {
@@ -378,14 +419,16 @@ async fn write_loop(
                 options.give_up_after
             };
             if write_batch(store.as_ref(), &batch, patience).await {
-                spill.replay(store.as_ref()).await;
+                clock.after(spill.replay(store.as_ref()).await);
             } else {
                 spill.append(&batch);
+                clock.after(false);
+                refused = true;
             }
             batch.clear();
         }
-        if !flushes.is_empty() {
-            spill.replay(store.as_ref()).await;
+        if !flushes.is_empty() && !refused {
+            clock.after(spill.replay(store.as_ref()).await);
         }
         for done in flushes.drain(..) {
             let _ = done.send(spill.pending);
