@@ -262,7 +262,6 @@ async fn answer(
         logprobs: response.logprobs.clone(),
         latency_ms: Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)),
     };
-    let key = flight.as_ref().map(|f| *f.key());
     record_live(
         shared,
         &req.model,
@@ -276,12 +275,17 @@ async fn answer(
         },
         flight,
         CacheKind::Chat,
-        || stored.encode(),
+        |kept| {
+            // The request goes in the same write as its answer (`Store::cache_put_live`).
+            let request = shared
+                .config
+                .keep_requests
+                .then(|| requests::keep(req, kept))
+                .flatten();
+            (stored.encode(), request)
+        },
     )
     .await;
-    if let (Some(c), Some(key)) = (&shared.cache, key) {
-        keep_request(shared, c, key, req);
-    }
     Ok(ChatResponse {
         usage: Some(tokens),
         ..response
@@ -544,9 +548,10 @@ impl Paid {
     }
 }
 
-/// A live call's answer into the cache, with its ledger entry, in one durable write before the
-/// answer goes back; without a cache, the entry alone. A cache that cannot be written is warned
-/// about and the answer still goes back: losing a replay is better than losing the game.
+/// A live call's answer into the cache (`write` makes it, with a chat call's request when the sweep
+/// keeps them), with its ledger entry, in one durable write before the answer goes back; without a cache, the entry
+/// alone. A cache that cannot be written is warned about and the answer still goes back: losing a
+/// replay is better than losing the game.
 #[allow(clippy::too_many_arguments)]
 async fn record_live(
     shared: &Layers,
@@ -556,7 +561,7 @@ async fn record_live(
     paid: Paid,
     flight: Option<Flight>,
     kind: CacheKind,
-    value: impl FnOnce() -> Vec<u8>,
+    write: impl FnOnce(&requests::KeptMessages) -> (Vec<u8>, Option<requests::Kept>),
 ) {
     match (&shared.cache, flight) {
         (Some(c), Some(mut flight)) => {
@@ -568,12 +573,20 @@ async fn record_live(
                 }
                 None => Vec::new(),
             };
+            let (value, request) = write(&c.kept);
+            let kept: Vec<requests::MessageHash> = request
+                .iter()
+                .flat_map(|r| r.messages.iter().map(|(h, _)| *h))
+                .collect();
             match c
                 .store
-                .cache_put(flight.key(), kind, model, &value(), &entries)
+                .cache_put_live(flight.key(), kind, model, value, &entries, request)
                 .await
             {
-                Ok(()) => flight.land(),
+                Ok(()) => {
+                    flight.land();
+                    c.kept.remember(kept);
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "cache write failed; the answer is not replayable");
                     // The call was paid for: its ledger entry goes the ledger's own way, which
@@ -596,9 +609,9 @@ async fn record_live(
     }
 }
 
-/// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
-/// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
-/// something to read.
+/// Keeps the request of a call that is not answered live now (one deferred to a batch) under its
+/// cache key, for readers (`requests.rs`); a live call's goes with its answer (`record_live`). The
+/// caller does not wait: a request lost to a kill or a failed write loses only something to read.
 /// Nothing is kept when the sweep says `[gateway] keep_requests = false`.
 fn keep_request(shared: &Layers, cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
     if !shared.config.keep_requests {
@@ -784,7 +797,12 @@ pub(super) async fn embed(
         },
         flight,
         CacheKind::Embedding,
-        || cache::encode_vectors(&response.vectors, tokens.prompt_tokens),
+        |_| {
+            (
+                cache::encode_vectors(&response.vectors, tokens.prompt_tokens),
+                None,
+            )
+        },
     )
     .await;
     count_call(tags, model, "ok");
