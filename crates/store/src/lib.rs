@@ -41,8 +41,8 @@ pub use sqlite::read::StoreReader;
 pub use sqlite::seats;
 pub use sqlite::SqliteStore;
 pub use types::{
-    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RequestRecord, RunRecord, SourceTotals,
-    StateCounts, SweepRecord, SweepStatus, TotalsRow,
+    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, SourceTotals, StateCounts,
+    SweepRecord, SweepStatus, TotalsRow,
 };
 
 /// What a store operation resolves to.
@@ -147,31 +147,6 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'a, ()> {
         let _ = (key, record, messages);
         Box::pin(async { Ok(()) })
-    }
-    /// A live chat call's reply ([`Store::cache_put`]) and, when given, its request
-    /// ([`Store::put_request`]: the record and the messages not kept before), written as one where
-    /// the store can. The embedded store's writer then runs one job per call instead of two — a
-    /// hand-off, a savepoint and a copy of the request's bytes fewer (issue 32) — and the request is
-    /// kept exactly when the reply is, since they commit together. This default writes the reply, then
-    /// the request, and lets a request that cannot be kept go (it is only something to read).
-    fn cache_put_live<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        kind: CacheKind,
-        model: &'a str,
-        value: Vec<u8>,
-        ledger: &'a [LedgerEntry],
-        request: Option<RequestRecord>,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            self.cache_put(key, kind, model, &value, ledger).await?;
-            if let Some(r) = request {
-                if let Err(e) = self.put_request(key, &r.record, &r.messages).await {
-                    tracing::debug!(error = %e, "a call's request was not kept");
-                }
-            }
-            Ok(())
-        })
     }
     /// Entries in the cache.
     fn cache_len(&self) -> StoreFuture<'_, u64>;

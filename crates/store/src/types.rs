@@ -117,15 +117,6 @@ names!(CacheKind {
     Embedding => "embedding",
 });
 
-/// What one chat call's request leaves in the store, for readers (`llm::gateway::requests` makes
-/// it): its record, and its messages not kept before, each under the SHA-256 of its text, compressed.
-/// Messages already kept are skipped by the store.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RequestRecord {
-    pub record: Vec<u8>,
-    pub messages: Vec<([u8; 32], Vec<u8>)>,
-}
-
 /// A sweep as the store records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRecord {

@@ -262,6 +262,7 @@ async fn answer(
         logprobs: response.logprobs.clone(),
         latency_ms: Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)),
     };
+    let key = flight.as_ref().map(|f| *f.key());
     record_live(
         shared,
         &req.model,
@@ -275,17 +276,12 @@ async fn answer(
         },
         flight,
         CacheKind::Chat,
-        |kept| {
-            // The request goes in the same write as its answer (`Store::cache_put_live`).
-            let request = shared
-                .config
-                .keep_requests
-                .then(|| requests::keep(req, kept))
-                .flatten();
-            (stored.encode(), request)
-        },
+        || stored.encode(),
     )
     .await;
+    if let (Some(c), Some(key)) = (&shared.cache, key) {
+        keep_request(shared, c, key, req);
+    }
     Ok(ChatResponse {
         usage: Some(tokens),
         ..response
@@ -548,10 +544,9 @@ impl Paid {
     }
 }
 
-/// A live call's answer into the cache (`write` makes it, with a chat call's request when the sweep
-/// keeps them), with its ledger entry, in one durable write before the answer goes back; without a cache, the entry
-/// alone. A cache that cannot be written is warned about and the answer still goes back: losing a
-/// replay is better than losing the game.
+/// A live call's answer into the cache, with its ledger entry, in one durable write before the
+/// answer goes back; without a cache, the entry alone. A cache that cannot be written is warned
+/// about and the answer still goes back: losing a replay is better than losing the game.
 #[allow(clippy::too_many_arguments)]
 async fn record_live(
     shared: &Layers,
@@ -561,7 +556,7 @@ async fn record_live(
     paid: Paid,
     flight: Option<Flight>,
     kind: CacheKind,
-    write: impl FnOnce(&requests::KeptMessages) -> (Vec<u8>, Option<requests::Kept>),
+    value: impl FnOnce() -> Vec<u8>,
 ) {
     match (&shared.cache, flight) {
         (Some(c), Some(mut flight)) => {
@@ -573,20 +568,12 @@ async fn record_live(
                 }
                 None => Vec::new(),
             };
-            let (value, request) = write(&c.kept);
-            let kept: Vec<requests::MessageHash> = request
-                .iter()
-                .flat_map(|r| r.messages.iter().map(|(h, _)| *h))
-                .collect();
             match c
                 .store
-                .cache_put_live(flight.key(), kind, model, value, &entries, request)
+                .cache_put(flight.key(), kind, model, &value(), &entries)
                 .await
             {
-                Ok(()) => {
-                    flight.land();
-                    c.kept.remember(kept);
-                }
+                Ok(()) => flight.land(),
                 Err(e) => {
                     tracing::warn!(error = %e, "cache write failed; the answer is not replayable");
                     // The call was paid for: its ledger entry goes the ledger's own way, which
@@ -609,9 +596,9 @@ async fn record_live(
     }
 }
 
-/// Keeps the request of a call that is not answered live now (one deferred to a batch) under its
-/// cache key, for readers (`requests.rs`); a live call's goes with its answer (`record_live`). The
-/// caller does not wait: a request lost to a kill or a failed write loses only something to read.
+/// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
+/// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
+/// something to read.
 /// Nothing is kept when the sweep says `[gateway] keep_requests = false`.
 fn keep_request(shared: &Layers, cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
     if !shared.config.keep_requests {
@@ -797,12 +784,7 @@ pub(super) async fn embed(
         },
         flight,
         CacheKind::Embedding,
-        |_| {
-            (
-                cache::encode_vectors(&response.vectors, tokens.prompt_tokens),
-                None,
-            )
-        },
+        || cache::encode_vectors(&response.vectors, tokens.prompt_tokens),
     )
     .await;
     count_call(tags, model, "ok");

@@ -9,11 +9,9 @@
 //! are 7.2 MB of text in 288 distinct messages (0.8 MB); kept this way they take 0.53 MB of the store
 //! (records 0.20 MB, messages 0.33 MB), where compressing each request whole took 2.8 MB.
 //!
-//! A live call's request goes in the same write as its answer and ledger entry
-//! (`Store::cache_put_live`): one job of the embedded store's writer per call rather than two (issue
-//! 32), and a request is kept exactly when its answer is. A call deferred to a batch keeps its request
-//! when it enters the journal, in a write of its own that the caller does not wait for: losing it to a
-//! kill loses something to read, never a call's answer or its cost.
+//! Keeping them is a separate write from the answer's, made after the answer is stored and without the
+//! caller waiting for it: losing a request to a kill loses something to read, never a call's answer or
+//! its cost.
 //!
 //! **Compressed once.** A message the store already holds is named in the record and not compressed
 //! again: [`KeptMessages`] remembers (bounded) the hashes this gateway has stored, and only the
@@ -47,7 +45,11 @@ pub type MessageHash = [u8; 32];
 
 /// What one call's request leaves in the store: its record and its messages (each with its hash, the
 /// text compressed). Messages already kept are skipped by the store.
-pub type Kept = sleuth_store::RequestRecord;
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub record: Vec<u8>,
+    pub messages: Vec<(MessageHash, Vec<u8>)>,
+}
 
 /// A request as kept: everything but the messages' texts, which are named by their hashes.
 #[derive(Debug, Clone, Serialize, Deserialize)]

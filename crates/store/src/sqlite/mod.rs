@@ -151,8 +151,6 @@ struct Inner {
     readers: Mutex<Vec<Connection>>,
     /// The cache keys the file may hold (`known.rs`): a lookup of any other key reads nothing.
     known: Arc<Mutex<known::KnownKeys>>,
-    /// Jobs handed to the writer so far ([`SqliteStore::writes`]).
-    writes: std::sync::atomic::AtomicU64,
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {
@@ -230,7 +228,6 @@ impl SqliteStore {
                 writer: tx,
                 readers: Mutex::new(Vec::new()),
                 known,
-                writes: Default::default(),
             }),
         })
     }
@@ -283,16 +280,7 @@ impl SqliteStore {
             .writer
             .send(job)
             .map_err(|_| StoreError::Closed)?;
-        self.inner
-            .writes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         rx.await.map_err(|_| StoreError::Closed)?
-    }
-
-    /// Jobs handed to the writer thread so far: each is a hand-off between threads and a savepoint
-    /// in its batch, what a sweep's CPU per call is partly made of (issue 32), so tests can count them.
-    pub fn writes(&self) -> u64 {
-        self.inner.writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs `f` on a read connection, on a blocking thread.

@@ -4,8 +4,8 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::super::types::{
-    CacheKind, GameRow, GameState, LedgerEntry, RequestRecord, RunRecord, StateCounts, SweepRecord,
-    SweepStatus, TotalsRow,
+    CacheKind, GameRow, GameState, LedgerEntry, RunRecord, StateCounts, SweepRecord, SweepStatus,
+    TotalsRow,
 };
 use super::super::{Store, StoreError, StoreFuture};
 use super::rows::*;
@@ -323,32 +323,17 @@ impl Store for SqliteStore {
         value: &'a [u8],
         ledger: &'a [LedgerEntry],
     ) -> StoreFuture<'a, ()> {
-        self.cache_put_live(key, kind, model, value.to_vec(), ledger, None)
-    }
-
-    fn cache_put_live<'a>(
-        &'a self,
-        key: &'a [u8; 32],
-        kind: CacheKind,
-        model: &'a str,
-        value: Vec<u8>,
-        ledger: &'a [LedgerEntry],
-        request: Option<RequestRecord>,
-    ) -> StoreFuture<'a, ()> {
-        let (key, model, entries) = (*key, model.to_string(), ledger.to_vec());
+        let (key, model, value, entries) =
+            (*key, model.to_string(), value.to_vec(), ledger.to_vec());
         self.will_hold(&key);
         Box::pin(async move {
             self.write(move |c| {
-                c.prepare_cached(
+                let mut st = c.prepare_cached(
                     "INSERT OR IGNORE INTO cache (key, kind, model, value, created_at) \
                      VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?
-                .execute(params![&key[..], kind.as_str(), model, value, now()])?;
-                insert_ledger(c, &entries)?;
-                match &request {
-                    Some(r) => insert_request(c, &key, &r.record, &r.messages),
-                    None => Ok(()),
-                }
+                )?;
+                st.execute(params![&key[..], kind.as_str(), model, value, now()])?;
+                insert_ledger(c, &entries)
             })
             .await
         })
@@ -362,8 +347,18 @@ impl Store for SqliteStore {
     ) -> StoreFuture<'a, ()> {
         let (key, record, messages) = (*key, record.to_vec(), messages.to_vec());
         Box::pin(async move {
-            self.write(move |c| insert_request(c, &key, &record, &messages))
-                .await
+            self.write(move |c| {
+                let mut text = c.prepare_cached(
+                    "INSERT OR IGNORE INTO messages (hash, text) VALUES (?1, ?2)",
+                )?;
+                for (hash, body) in &messages {
+                    text.execute(params![&hash[..], body])?;
+                }
+                c.prepare_cached("INSERT OR IGNORE INTO requests (key, value) VALUES (?1, ?2)")?
+                    .execute(params![&key[..], record])?;
+                Ok(())
+            })
+            .await
         })
     }
 
@@ -442,90 +437,5 @@ impl Store for SqliteStore {
                 })
                 .collect()
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::read::StoreReader;
-    use crate::CallSource;
-
-    fn live(key: &str) -> LedgerEntry {
-        LedgerEntry {
-            run: "r".into(),
-            sweep: "s".into(),
-            game: "g".into(),
-            arm: "a".into(),
-            model: "m".into(),
-            phase: "gameplay".into(),
-            framework: "f".into(),
-            purpose: "talk".into(),
-            source: CallSource::Live,
-            prompt_tokens: 7,
-            completion_tokens: 3,
-            cached_tokens: 0,
-            cost_usd: 0.25,
-            key: Some(key.into()),
-            latency_ms: Some(40),
-            retries: 0,
-            id: None,
-        }
-    }
-
-    fn request(record: &[u8], text: &[u8]) -> RequestRecord {
-        RequestRecord {
-            record: record.to_vec(),
-            messages: vec![([4u8; 32], text.to_vec())],
-        }
-    }
-
-    #[tokio::test]
-    async fn a_live_calls_reply_ledger_entry_and_request_are_one_write_and_the_first_stands() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("sleuth.db");
-        let store = SqliteStore::open(&path).expect("store");
-        let key = [3u8; 32];
-        let entry = live(&"03".repeat(32));
-        let before = store.writes();
-        store
-            .cache_put_live(
-                &key,
-                CacheKind::Chat,
-                "m",
-                b"first reply".to_vec(),
-                std::slice::from_ref(&entry),
-                Some(request(b"first record", b"first text")),
-            )
-            .await
-            .expect("put");
-        assert_eq!(store.writes() - before, 1, "one job of the writer");
-        // The same key again (a second process answering the same call): the first reply and
-        // request stand, the second call is still in the ledger.
-        store
-            .cache_put_live(
-                &key,
-                CacheKind::Chat,
-                "m",
-                b"second reply".to_vec(),
-                std::slice::from_ref(&entry),
-                Some(request(b"second record", b"second text")),
-            )
-            .await
-            .expect("put again");
-
-        let r = StoreReader::open(&path).expect("reader");
-        let cached = r.cache_entry(&key).expect("cache").expect("there");
-        assert_eq!(cached.value, b"first reply");
-        let kept = r
-            .kept_request(&key, |record, text| (record.to_vec(), text(&[4u8; 32])))
-            .expect("request");
-        assert_eq!(
-            kept,
-            Some((b"first record".to_vec(), Some(b"first text".to_vec())))
-        );
-        let calls = r.calls("g", 10, 0).expect("calls");
-        assert_eq!(calls.len(), 2, "both calls are in the ledger");
-        assert_eq!(calls[0].key, entry.key);
     }
 }

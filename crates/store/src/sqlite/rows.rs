@@ -120,24 +120,6 @@ pub(super) fn ledger_from(r: &Row) -> rusqlite::Result<(LedgerEntry, String)> {
     ))
 }
 
-/// A request's messages (those not kept before) and its record, each kept once: the first write of
-/// a key or a hash stands.
-pub(super) fn insert_request(
-    c: &Connection,
-    key: &[u8; 32],
-    record: &[u8],
-    messages: &[([u8; 32], Vec<u8>)],
-) -> rusqlite::Result<()> {
-    let mut text =
-        c.prepare_cached("INSERT OR IGNORE INTO messages (hash, text) VALUES (?1, ?2)")?;
-    for (hash, body) in messages {
-        text.execute(params![&hash[..], body])?;
-    }
-    c.prepare_cached("INSERT OR IGNORE INTO requests (key, value) VALUES (?1, ?2)")?
-        .execute(params![&key[..], record])?;
-    Ok(())
-}
-
 pub(super) fn insert_ledger(c: &Connection, entries: &[LedgerEntry]) -> rusqlite::Result<()> {
     let mut st = c.prepare_cached(
         "INSERT INTO ledger (run, sweep, game, arm, model, phase, framework, purpose, source, \
