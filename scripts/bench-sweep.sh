@@ -29,11 +29,15 @@
 #                        `[gateway] game_concurrency` [unset: the game's default, 16]
 #   --no-keep-requests   the sweep file's `[gateway] keep_requests = false`: no request kept for the
 #                        viewer and the export (what keeping them costs: docs/performance.md, section 9)
+#   --no-cache           the sweep file's `[gateway] cache = false`: no answer stored (and so no request
+#                        kept), only the ledger written: with the two above, what the store costs a call
 #   --warmup S           seconds after every game has started before the window opens [30]
 #   --window S           the steady window measured [120]
 #   --finish             let throughput/memory1536 run to the end instead of stopping after the window
 #   --keep               keep the temporary directory (sweep files, run directories, samples)
 # Environment: SLEUTH_BIN (default: target/release/sleuth, built first with cargo build --release).
+#              MOCK_BIN (default: SLEUTH_BIN): the binary that serves `mock-llm`, so that an old build
+#              (one without `--replies cheap`) is measured against the same mock as the new one.
 #
 # A long run: the throughput scenario takes about warm-up + window + ramp (5 minutes with the
 # defaults); huge runs until its 20,000 games are done. Never part of the test suite.
@@ -49,7 +53,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 scenarios=()
 games="" latency="" conc="" replies=cheap script="examples/orchard-press.toml" warmup=30 window=120
-finish=0 keep=0 gamec="" keepreq=1
+finish=0 keep=0 gamec="" keepreq=1 cache=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         throughput | memory1536 | huge | rounds) scenarios+=("$1|$games|$latency|$conc|$replies") ;;
@@ -66,6 +70,7 @@ while [[ $# -gt 0 ]]; do
         --script) script=$2; shift ;;
         --game-concurrency) gamec=$2; shift ;;
         --no-keep-requests) keepreq=0 ;;
+        --no-cache) cache=0 ;;
         --warmup) warmup=$2; shift ;;
         --window) window=$2; shift ;;
         --finish) finish=1 ;;
@@ -85,6 +90,7 @@ else
     BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sleuth"
 fi
 BIN=$(realpath "$BIN")
+MOCK=$(realpath "${MOCK_BIN:-$BIN}")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sleuth-bench-sweep.XXXXXX")
 pids=()
@@ -104,6 +110,7 @@ TICKS=$(getconf CLK_TCK)
 
 echo "== machine: $(nproc) cores, $(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== sleuth: $BIN"
+[[ $MOCK = "$BIN" ]] || echo "== mock: $MOCK"
 
 # A free TCP port on the loopback (the kernel picks it).
 free_port() {
@@ -114,7 +121,7 @@ free_port() {
 start_mock() {
     local name=$1 lat=$2 replies=$3 c=${4:-} dims=${5:-256} args=()
     [[ -n $c ]] && args+=(--max-concurrency "$c")
-    "$BIN" mock-llm --listen 127.0.0.1:0 --latency-ms "$lat" --replies "$replies" --embedding-dims "$dims" "${args[@]}" \
+    "$MOCK" mock-llm --listen 127.0.0.1:0 --latency-ms "$lat" --replies "$replies" --embedding-dims "$dims" "${args[@]}" \
         >"$WORK/$name.mock.out" 2>"$WORK/$name.mock.err" &
     MOCK_PID=$!
     pids+=("$MOCK_PID")
@@ -142,6 +149,12 @@ stop_pid() {
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# The process's I/O counters (/proc/PID/io): bytes read and written through syscalls, and the number
+# of read and write syscalls — "rchar wchar syscr syscw".
+io_counts() {
+    awk '$1 == "rchar:" {r = $2} $1 == "wchar:" {w = $2} $1 == "syscr:" {cr = $2} $1 == "syscw:" {cw = $2}
+         END {print r + 0, w + 0, cr + 0, cw + 0}' "/proc/$1/io" 2>/dev/null || echo 0 0 0 0
+}
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 mock_ok() { curl -sf "${MOCK_URL%/v1}/stats" | sed -n 's/.*"ok":\([0-9]*\).*/\1/p'; }
 in_flight() {
@@ -155,15 +168,17 @@ write_sweep() {
     local name=$1 n=$2 c=$3 extra=${4:-}
     bench_sweep_file "$WORK/$name.toml" "$name" "$WORK/$name" "$script" "$n" "$c" "$MOCK_URL" \
         "$MODEL_CONC" "$extra"
-    if [[ -n $gamec || $keepreq = 0 ]]; then
+    if [[ -n $gamec || $keepreq = 0 || $cache = 0 ]]; then
         printf '\n[gateway]\n' >>"$WORK/$name.toml"
         if [[ -n $gamec ]]; then printf 'game_concurrency = %s\n' "$gamec" >>"$WORK/$name.toml"; fi
         if [[ $keepreq = 0 ]]; then printf 'keep_requests = false\n' >>"$WORK/$name.toml"; fi
+        if [[ $cache = 0 ]]; then printf 'cache = false\n' >>"$WORK/$name.toml"; fi
     fi
 }
 
 # run_sweep NAME GAMES STOP_AFTER_WINDOW — runs $WORK/NAME.toml, sampling every 2 s into
-# $WORK/NAME.samples (time, games in flight, mock ok, RSS kB, HWM kB, sweep CPU ticks, mock CPU ticks).
+# $WORK/NAME.samples (time, games in flight, mock ok, RSS kB, HWM kB, sweep CPU ticks, mock CPU ticks,
+# the sweep's rchar, wchar, syscr, syscw).
 # With STOP_AFTER_WINDOW=1 the sweep is stopped (two SIGINTs, as Ctrl-C twice) once the window is over.
 run_sweep() {
     local name=$1 n=$2 stop=$3 port
@@ -180,7 +195,7 @@ run_sweep() {
         t=$(date +%s.%N)
         f=$(in_flight "$port" || true)
         ok=$(mock_ok || true)
-        echo "$t ${f:-0} ${ok:-0} $(status_kb "$SWEEP_PID" VmRSS) $(status_kb "$SWEEP_PID" VmHWM) $(cpu_ticks "$SWEEP_PID") $(cpu_ticks "$MOCK_PID")" \
+        echo "$t ${f:-0} ${ok:-0} $(status_kb "$SWEEP_PID" VmRSS) $(status_kb "$SWEEP_PID" VmHWM) $(cpu_ticks "$SWEEP_PID") $(cpu_ticks "$MOCK_PID") $(io_counts "$SWEEP_PID")" \
             >>"$WORK/$name.samples"
         if [[ -z $full && ${f:-0} -ge $n ]]; then full=$t; fi
         if [[ $stop = 1 && -n $full ]] && awk -v t="$t" -v s="$full" -v w="$((warmup + window))" 'BEGIN {exit !(t - s > w)}'; then
@@ -202,6 +217,7 @@ summarise() {
     awk -v full="${FULL_AT:-0}" -v w0="$warmup" -v w="$window" -v n="$n" -v lat="$lat" -v c="$c" \
         -v ticks="$TICKS" -v name="$name" '
         { t[NR] = $1; f[NR] = $2; ok[NR] = $3; rss[NR] = $4; hwm[NR] = $5; cs[NR] = $6; cm[NR] = $7
+          rc[NR] = $8; wc[NR] = $9; sr[NR] = $10; sw[NR] = $11
           if ($2 > peak) peak = $2; if ($5 > maxhwm) maxhwm = $5 }
         END {
             if (full == 0) { printf "%s: the games never were all in flight (peak %d of %d)\n", name, peak, n; exit }
@@ -220,6 +236,7 @@ summarise() {
             printf "%s: RSS per game in flight %.1f KiB (mean over the window; VmHWM %.0f MiB / peak %d = %.1f KiB)\n", name, sum / k, maxhwm / 1024, peak, maxhwm / peak
             req = ok[b] - ok[a]
             printf "%s: CPU %.2f cores (sweep %.2f, mock %.2f), %.2f ms per request (sweep %.2f, mock %.2f)\n", name, cpu / dt, (cs[b] - cs[a]) / ticks / dt, (cm[b] - cm[a]) / ticks / dt, 1000 * cpu / req, 1000 * (cs[b] - cs[a]) / ticks / req, 1000 * (cm[b] - cm[a]) / ticks / req
+            printf "%s: sweep I/O per request: read %.1f KB in %.1f calls, wrote %.1f KB in %.1f calls (/proc/PID/io, the window)\n", name, (rc[b] - rc[a]) / 1000 / req, (sr[b] - sr[a]) / req, (wc[b] - wc[a]) / 1000 / req, (sw[b] - sw[a]) / req
         }' "$WORK/$name.samples"
 }
 
