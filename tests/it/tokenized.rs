@@ -49,7 +49,7 @@ fn play(script: &str, protocol: &str) -> (u64, u64, u64) {
     let db = rusqlite::Connection::open(tmp.path().join("run/sleuth.db")).expect("the store");
     let mut sizes = std::collections::HashMap::new();
     let mut stmt = db
-        .prepare("SELECT hex(hash), text FROM messages")
+        .prepare("SELECT hex(hash), text FROM kept_messages")
         .expect("query");
     let rows = stmt
         .query_map([], |r| {
@@ -63,7 +63,9 @@ fn play(script: &str, protocol: &str) -> (u64, u64, u64) {
     }
     let distinct: u64 = sizes.values().sum();
     // Every prompt as sent: each request names its messages by hash.
-    let mut stmt = db.prepare("SELECT value FROM requests").expect("query");
+    let mut stmt = db
+        .prepare("SELECT value FROM kept_requests UNION ALL SELECT value FROM requests")
+        .expect("query");
     let rows = stmt
         .query_map([], |r| r.get::<_, Vec<u8>>(0))
         .expect("requests");

@@ -41,8 +41,8 @@ pub use sqlite::read::StoreReader;
 pub use sqlite::seats;
 pub use sqlite::SqliteStore;
 pub use types::{
-    CacheKind, CallSource, GameRow, GameState, LedgerEntry, RunRecord, SourceTotals, StateCounts,
-    SweepRecord, SweepStatus, TotalsRow,
+    CacheKind, CallSource, GameRow, GameState, KeptMessage, LedgerEntry, RunRecord, SourceTotals,
+    StateCounts, SweepRecord, SweepStatus, TotalsRow,
 };
 
 /// What a store operation resolves to.
@@ -134,19 +134,31 @@ pub trait Store: Send + Sync {
         value: &'a [u8],
         ledger: &'a [LedgerEntry],
     ) -> StoreFuture<'a, ()>;
-    /// Keeps a chat call's request under its cache key, for readers: its record, and its messages
-    /// under their hashes, compressed (`llm::gateway::requests`). A key or a message already kept
-    /// keeps its first value. Stores that keep no requests answer `Ok`
+    /// Whether [`Store::put_request`] keeps anything: a caller asks before it compresses a request's
+    /// messages for a store that would drop them.
+    fn keeps_requests(&self) -> bool {
+        false
+    }
+    /// Keeps a chat call's request, for readers: its record, and its messages, each either the row of
+    /// one kept before or a new one's hash and compressed text (`llm::gateway::requests`). Answers the
+    /// rows of the request's messages, in order, so that the caller names them by row next time. A
+    /// request already kept keeps its first record. Stores that keep no requests answer no rows
     /// without writing: the request is never needed to play or replay a game. The embedded store keeps
     /// them; the cluster's Redis store does not (see its module documentation).
+    ///
+    /// The embedded store appends: the request under the ledger row of the call that stored the
+    /// answer under `key` (`cache_put` notes it), the new messages under new rows, so that a call's
+    /// writes land in the tables' last pages rather than in random leaves of b-trees keyed by hashes
+    /// (issue 32: keeping requests that way was a quarter of a sweep's CPU per call). A request with
+    /// no such row (a batch call kept when it is queued, before its answer) is kept under its key.
     fn put_request<'a>(
         &'a self,
         key: &'a [u8; 32],
         record: &'a [u8],
-        messages: &'a [([u8; 32], Vec<u8>)],
-    ) -> StoreFuture<'a, ()> {
+        messages: &'a [KeptMessage],
+    ) -> StoreFuture<'a, Vec<i64>> {
         let _ = (key, record, messages);
-        Box::pin(async { Ok(()) })
+        Box::pin(async { Ok(Vec::new()) })
     }
     /// Entries in the cache.
     fn cache_len(&self) -> StoreFuture<'_, u64>;

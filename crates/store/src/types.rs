@@ -283,3 +283,17 @@ impl SourceTotals {
         t
     }
 }
+
+/// One message of a request kept for readers ([`crate::Store::put_request`]), in the request's order.
+/// Messages repeat from call to call (a character's script goes out with each of its calls), so a
+/// message the store has kept before is named by the row the store answered for it, and only a new
+/// one carries its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeptMessage {
+    /// A message kept before: its row, as a `put_request` of this store answered it.
+    Row(i64),
+    /// A message not kept before: its SHA-256 and its compressed text.
+    New([u8; 32], Vec<u8>),
+    /// The same message as the one at this earlier position of the request.
+    Same(usize),
+}

@@ -197,20 +197,29 @@ fn every_model_call_opens_with_its_messages_latency_and_reply() {
     );
     assert!(html.contains(&purpose));
     // What the call asked, kept beside its answer: every message, the last one open.
-    let record: Vec<u8> = c
+    // Under the ledger row its cache row names, its messages by row.
+    let (record, rows): (Vec<u8>, Vec<u8>) = c
         .query_row(
-            "SELECT value FROM requests WHERE key = ?1",
+            "SELECT k.value, k.messages FROM cache JOIN kept_requests k ON k.id = cache.request \
+             WHERE cache.key = ?1",
             [hex::decode(&key).expect("hex key")],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .expect("the call's request is kept");
-    let request = sleuth::llm::requests::read(&record, |h| {
-        c.query_row("SELECT text FROM messages WHERE hash = ?1", [&h[..]], |r| {
-            r.get(0)
+    let texts: std::collections::HashMap<Vec<u8>, Vec<u8>> = rows
+        .chunks_exact(8)
+        .map(|id| {
+            let id = i64::from_le_bytes(id.try_into().expect("8 bytes"));
+            c.query_row(
+                "SELECT hash, text FROM kept_messages WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("a kept message")
         })
-        .ok()
-    })
-    .expect("a request");
+        .collect();
+    let request =
+        sleuth::llm::requests::read(&record, |h| texts.get(&h[..]).cloned()).expect("a request");
     let texts = request.texts();
     assert_eq!(texts.len(), request.messages.len(), "every message kept");
     assert_eq!(

@@ -599,9 +599,10 @@ async fn record_live(
 /// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
 /// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
 /// something to read.
-/// Nothing is kept when the sweep says `[gateway] keep_requests = false`.
+/// Nothing is kept (or compressed) when the sweep says `[gateway] keep_requests = false`, or for a
+/// store that keeps no requests (the cluster's Redis).
 fn keep_request(shared: &Layers, cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
-    if !shared.config.keep_requests {
+    if !shared.config.keep_requests || !cache.store.keeps_requests() {
         return;
     }
     let Some(kept) = requests::keep(req, &cache.kept) else {
@@ -614,7 +615,7 @@ fn keep_request(shared: &Layers, cache: &Arc<cache::Cache>, key: cache::Key, req
             .put_request(&key, &kept.record, &kept.messages)
             .await
         {
-            Ok(()) => cache.kept.remember(kept.messages.iter().map(|(h, _)| *h)),
+            Ok(rows) => cache.kept.remember_kept(&kept, &rows),
             Err(e) => tracing::debug!(error = %e, "a call's request was not kept"),
         }
     });

@@ -13,11 +13,20 @@
 //! caller waiting for it: losing a request to a kill loses something to read, never a call's answer or
 //! its cost.
 //!
-//! **Compressed once.** A message the store already holds is named in the record and not compressed
-//! again: [`KeptMessages`] remembers (bounded) the hashes this gateway has stored, and only the
-//! others are compressed (issue 32: compressing a character's script again with each of its calls
-//! was per-call work proportional to the prompt). A hash is remembered only once its write has
-//! committed, so a message lost to a failed write is compressed and sent again next time.
+//! **Compressed once.** A message the store already holds is named by its row and not compressed
+//! again: [`KeptMessages`] remembers (bounded) the hashes this gateway has stored with the rows the
+//! store answered, and only the others are compressed (issue 32: compressing a character's script
+//! again with each of its calls was per-call work proportional to the prompt). A hash is remembered
+//! only once its write has committed, so a message lost to a failed write is compressed and sent
+//! again next time.
+//!
+//! **Appended, not inserted by hash.** The embedded store appends new messages and the request under
+//! new rows (`Store::put_request`) instead of inserting them into b-trees keyed by their hashes: a
+//! random key dirties a random leaf, read, written to the WAL and copied at the checkpoint, and a
+//! sweep's profile put a quarter of its CPU per call there (issue 32, docs/performance.md section 9).
+//! The price is that the store finds a message by row, not by hash: a message this gateway has
+//! forgotten, or that another process kept, is stored again. The record still names messages by
+//! hash, so a reader matches texts to the record's messages as before.
 //!
 //! **Hashed once.** Finding that a message is kept needs its SHA-256, and a script's SHA-256 with
 //! every call was a seventh of a 32k-token call's CPU (issue 32). So a long message's SHA-256 is kept
@@ -25,13 +34,14 @@
 //! the names stored are the same SHA-256s (a collision of the 128-bit hash among even billions of
 //! texts is vanishingly unlikely, as for the token memo).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sleuth_base::memo::{self, Memo};
+use sleuth_store::KeptMessage;
 
 use crate::types::{ChatRequest, ChatRole, Message, OutputStyle};
 
@@ -43,12 +53,14 @@ const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// A message's address: the SHA-256 of its text.
 pub type MessageHash = [u8; 32];
 
-/// What one call's request leaves in the store: its record and its messages (each with its hash, the
-/// text compressed). Messages already kept are skipped by the store.
+/// What one call's request leaves in the store: its record and its messages in order, each the
+/// store's row of one kept before or a new one's hash and compressed text; and the new ones' hashes
+/// by position, to remember with the rows the store answers.
 #[derive(Debug, Clone)]
 pub struct Kept {
     pub record: Vec<u8>,
-    pub messages: Vec<(MessageHash, Vec<u8>)>,
+    pub messages: Vec<KeptMessage>,
+    pub new: Vec<(usize, MessageHash)>,
 }
 
 /// A request as kept: everything but the messages' texts, which are named by their hashes.
@@ -94,10 +106,12 @@ const DIGESTED_BYTES: usize = 4096;
 /// Long messages' SHA-256s kept per generation (~60 bytes each: 8 MB for both generations when full).
 const DIGESTS: usize = 1 << 16;
 
-/// The messages this gateway has stored (see the module documentation), and how many bytes it has
-/// compressed: the counter a test holds to "each message compressed once".
+/// The messages this gateway has stored, each with the row the store keeps it under (see the module
+/// documentation), and how many bytes it has compressed: the counter a test holds to "each message
+/// compressed once". Bounded: a message it has forgotten is stored again under a new row, so the
+/// store holds each message a few times at most, not once; a request names whichever row it was given.
 pub struct KeptMessages {
-    seen: Mutex<(HashSet<MessageHash>, HashSet<MessageHash>)>,
+    seen: Mutex<(HashMap<MessageHash, i64>, HashMap<MessageHash, i64>)>,
     /// Long messages' SHA-256s by XXH3-128 (see the module documentation).
     digests: Memo<MessageHash>,
     compressed: AtomicU64,
@@ -129,20 +143,30 @@ impl KeptMessages {
             .get_or_insert_with(memo::key(text.as_bytes()), || (hash(), 1))
     }
 
-    fn holds(&self, hash: &MessageHash) -> bool {
+    /// The row a message is kept under, when this gateway remembers it.
+    fn row(&self, hash: &MessageHash) -> Option<i64> {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        seen.0.contains(hash) || seen.1.contains(hash)
+        seen.0.get(hash).or_else(|| seen.1.get(hash)).copied()
     }
 
-    /// Remembers messages whose write has committed.
-    pub fn remember(&self, hashes: impl IntoIterator<Item = MessageHash>) {
+    /// Remembers messages whose write has committed, with their rows.
+    pub fn remember(&self, rows: impl IntoIterator<Item = (MessageHash, i64)>) {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        for h in hashes {
+        for (h, row) in rows {
             if seen.0.len() >= KEPT_GENERATION {
                 seen.1 = std::mem::take(&mut seen.0);
             }
-            seen.0.insert(h);
+            seen.0.insert(h, row);
         }
+    }
+
+    /// Remembers the new messages of `kept`, given the rows the store answered for its messages.
+    pub fn remember_kept(&self, kept: &Kept, rows: &[i64]) {
+        self.remember(
+            kept.new
+                .iter()
+                .filter_map(|(at, h)| rows.get(*at).map(|row| (*h, *row))),
+        );
     }
 
     /// Bytes of message text compressed so far.
@@ -180,14 +204,21 @@ fn compress(text: &[u8]) -> Option<Vec<u8>> {
 pub fn keep(req: &ChatRequest, kept: &KeptMessages) -> Option<Kept> {
     let mut messages = Vec::with_capacity(req.messages.len());
     let mut names = Vec::with_capacity(req.messages.len());
-    for m in &req.messages {
+    let mut new: Vec<(usize, MessageHash)> = Vec::new();
+    for (at, m) in req.messages.iter().enumerate() {
         let hash = kept.message_hash(&m.content);
         names.push((m.role, hex::encode(hash)));
-        if !kept.holds(&hash) && !messages.iter().any(|(h, _)| *h == hash) {
+        let message = if let Some(row) = kept.row(&hash) {
+            KeptMessage::Row(row)
+        } else if let Some((earlier, _)) = new.iter().find(|(_, h)| *h == hash) {
+            KeptMessage::Same(*earlier)
+        } else {
             kept.compressed
                 .fetch_add(m.content.len() as u64, Ordering::Relaxed);
-            messages.push((hash, compress(m.content.as_bytes())?));
-        }
+            new.push((at, hash));
+            KeptMessage::New(hash, compress(m.content.as_bytes())?)
+        };
+        messages.push(message);
     }
     let record = Record {
         model: req.model.clone(),
@@ -202,6 +233,7 @@ pub fn keep(req: &ChatRequest, kept: &KeptMessages) -> Option<Kept> {
     Some(Kept {
         record: serde_json::to_vec(&record).ok()?,
         messages,
+        new,
     })
 }
 
@@ -299,14 +331,29 @@ mod tests {
         let mut store: HashMap<MessageHash, Vec<u8>> = HashMap::new();
         let mut records = Vec::new();
         let memory = KeptMessages::default();
+        let mut rows: Vec<(MessageHash, Vec<u8>)> = Vec::new();
         for (i, q) in ["Who had the key?", "Where were you at nine?"]
             .iter()
             .enumerate()
         {
             let kept = keep(&request(q, i as u64), &memory).expect("kept");
-            memory.remember(kept.messages.iter().map(|(h, _)| *h));
-            for (h, b) in kept.messages {
-                store.entry(h).or_insert(b);
+            // As the store does: a new message gets the next row, a kept one is named by its row.
+            let mut answered = Vec::new();
+            for m in &kept.messages {
+                let row = match m {
+                    KeptMessage::Row(row) => *row,
+                    KeptMessage::New(h, b) => {
+                        rows.push((*h, b.clone()));
+                        rows.len() as i64 - 1
+                    }
+                    KeptMessage::Same(at) => answered[*at],
+                };
+                answered.push(row);
+            }
+            memory.remember_kept(&kept, &answered);
+            for row in answered {
+                let (h, b) = &rows[row as usize];
+                store.entry(*h).or_insert(b.clone());
             }
             records.push(kept.record);
         }
@@ -318,7 +365,7 @@ mod tests {
         // And hashed once: the second request found the script's SHA-256 by its content hash.
         assert_eq!(memory.bytes_hashed(), script_len + questions);
         // The script is stored once, compressed; the two questions once each.
-        assert_eq!(store.len(), 3);
+        assert_eq!((store.len(), rows.len()), (3, 3));
         let script_len = request("", 0).messages[0].content.len();
         let stored: usize = store.values().map(Vec::len).sum();
         assert!(stored * 5 < script_len, "{stored} bytes stored");

@@ -64,14 +64,20 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE TABLE IF NOT EXISTS cache (
     key BLOB PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL, value BLOB NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL, request INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS requests (
-    key BLOB PRIMARY KEY, value BLOB NOT NULL
+    key BLOB PRIMARY KEY, value BLOB NOT NULL, messages BLOB
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (
     hash BLOB PRIMARY KEY, text BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kept_messages (
+    id INTEGER PRIMARY KEY, hash BLOB NOT NULL, text BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kept_requests (
+    id INTEGER PRIMARY KEY, value BLOB NOT NULL, messages BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ledger (
     id INTEGER PRIMARY KEY, run TEXT NOT NULL, sweep TEXT NOT NULL, game TEXT NOT NULL,
     arm TEXT NOT NULL, model TEXT NOT NULL, phase TEXT NOT NULL, framework TEXT NOT NULL,
@@ -84,13 +90,22 @@ CREATE INDEX IF NOT EXISTS ledger_by_run ON ledger (run);
 CREATE INDEX IF NOT EXISTS ledger_by_game ON ledger (game, id);
 ";
 
-/// The ledger's columns added after version 1 was fixed, with their definitions: a file made before
-/// them gains them when a writer opens it (`ALTER TABLE … ADD COLUMN`, which SQLite does without
-/// rewriting the table). Additive, so the schema's version stays: an older sleuth names the columns it
-/// writes and reads, and never sees these.
-const LEDGER_ADDED: [(&str, &str); 2] = [
-    ("latency_ms", "INTEGER"),
-    ("retries", "INTEGER NOT NULL DEFAULT 0"),
+/// The columns added after version 1 was fixed, with their tables and definitions: a file made
+/// before them gains them when a writer opens it (`ALTER TABLE … ADD COLUMN`, which SQLite does
+/// without rewriting the table). Additive, so the schema's version stays: an older sleuth names the
+/// columns it writes and reads, and never sees these.
+///
+/// - The ledger's timing (`latency_ms`, `retries`).
+/// - `cache.request`: the ledger row of the live call that stored the answer, which is also the id
+///   its request is kept under in `kept_requests` (see [`Store::put_request`](crate::Store)). A row
+///   of an older sleuth has none, and its request is found under its key in `requests`.
+/// - `requests.messages`: for a request kept under its key by this sleuth (no ledger row to append it
+///   under, as a batch call queued before its answer), its messages' rows in `kept_messages`.
+const ADDED: [(&str, &str, &str); 4] = [
+    ("ledger", "latency_ms", "INTEGER"),
+    ("ledger", "retries", "INTEGER NOT NULL DEFAULT 0"),
+    ("cache", "request", "INTEGER"),
+    ("requests", "messages", "BLOB"),
 ];
 
 /// Whether the file has `table`.
@@ -114,12 +129,12 @@ pub(crate) fn has_column(c: &Connection, table: &str, column: &str) -> rusqlite:
     Ok(false)
 }
 
-/// Adds the [`LEDGER_ADDED`] columns a file made by an older sleuth lacks.
-fn add_ledger_timing(c: &Connection) -> rusqlite::Result<()> {
-    for (column, definition) in LEDGER_ADDED {
-        if !has_column(c, "ledger", column)? {
+/// Adds the [`ADDED`] columns a file made by an older sleuth lacks.
+fn add_columns(c: &Connection) -> rusqlite::Result<()> {
+    for (table, column, definition) in ADDED {
+        if !has_column(c, table, column)? {
             c.execute_batch(&format!(
-                "ALTER TABLE ledger ADD COLUMN {column} {definition}"
+                "ALTER TABLE {table} ADD COLUMN {column} {definition}"
             ))?;
         }
     }
@@ -175,7 +190,7 @@ impl SqliteStore {
         )
         .map_err(|e| open_err(&e))?;
         conn.execute_batch(SCHEMA).map_err(|e| open_err(&e))?;
-        add_ledger_timing(&conn).map_err(|e| open_err(&e))?;
+        add_columns(&conn).map_err(|e| open_err(&e))?;
         let version: Option<String> = conn
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",

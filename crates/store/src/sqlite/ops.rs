@@ -4,8 +4,8 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::super::types::{
-    CacheKind, GameRow, GameState, LedgerEntry, RunRecord, StateCounts, SweepRecord, SweepStatus,
-    TotalsRow,
+    CacheKind, GameRow, GameState, KeptMessage, LedgerEntry, RunRecord, StateCounts, SweepRecord,
+    SweepStatus, TotalsRow,
 };
 use super::super::{Store, StoreError, StoreFuture};
 use super::rows::*;
@@ -328,35 +328,86 @@ impl Store for SqliteStore {
         self.will_hold(&key);
         Box::pin(async move {
             self.write(move |c| {
+                insert_ledger(c, &entries)?;
+                // The call's ledger row: the id its request is kept under (`put_request`).
+                let request = (!entries.is_empty()).then(|| c.last_insert_rowid());
                 let mut st = c.prepare_cached(
-                    "INSERT OR IGNORE INTO cache (key, kind, model, value, created_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT OR IGNORE INTO cache (key, kind, model, value, created_at, request) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )?;
-                st.execute(params![&key[..], kind.as_str(), model, value, now()])?;
-                insert_ledger(c, &entries)
+                st.execute(params![
+                    &key[..],
+                    kind.as_str(),
+                    model,
+                    value,
+                    now(),
+                    request
+                ])?;
+                Ok(())
             })
             .await
         })
+    }
+
+    fn keeps_requests(&self) -> bool {
+        true
     }
 
     fn put_request<'a>(
         &'a self,
         key: &'a [u8; 32],
         record: &'a [u8],
-        messages: &'a [([u8; 32], Vec<u8>)],
-    ) -> StoreFuture<'a, ()> {
+        messages: &'a [KeptMessage],
+    ) -> StoreFuture<'a, Vec<i64>> {
         let (key, record, messages) = (*key, record.to_vec(), messages.to_vec());
         Box::pin(async move {
-            self.write(move |c| {
-                let mut text = c.prepare_cached(
-                    "INSERT OR IGNORE INTO messages (hash, text) VALUES (?1, ?2)",
-                )?;
-                for (hash, body) in &messages {
-                    text.execute(params![&hash[..], body])?;
+            // A repeat names an earlier position: checked here, so that the writer never fails a
+            // batch's transaction for a malformed request.
+            for (at, m) in messages.iter().enumerate() {
+                if let KeptMessage::Same(earlier) = m {
+                    if *earlier >= at {
+                        return Err(StoreError::Backend(format!(
+                            "a kept request's message {at} repeats message {earlier}, not an earlier one"
+                        )));
+                    }
                 }
-                c.prepare_cached("INSERT OR IGNORE INTO requests (key, value) VALUES (?1, ?2)")?
-                    .execute(params![&key[..], record])?;
-                Ok(())
+            }
+            self.write(move |c| {
+                let mut rows = Vec::with_capacity(messages.len());
+                let mut text =
+                    c.prepare_cached("INSERT INTO kept_messages (hash, text) VALUES (?1, ?2)")?;
+                for m in &messages {
+                    let row = match m {
+                        KeptMessage::Row(row) => *row,
+                        KeptMessage::New(hash, body) => {
+                            text.execute(params![&hash[..], body])?;
+                            c.last_insert_rowid()
+                        }
+                        KeptMessage::Same(earlier) => rows[*earlier],
+                    };
+                    rows.push(row);
+                }
+                let names: Vec<u8> = rows.iter().flat_map(|r| r.to_le_bytes()).collect();
+                let call: Option<i64> = c
+                    .prepare_cached("SELECT request FROM cache WHERE key = ?1")?
+                    .query_row([&key[..]], |r| r.get(0))
+                    .optional()?
+                    .flatten();
+                match call {
+                    Some(id) => c
+                        .prepare_cached(
+                            "INSERT OR IGNORE INTO kept_requests (id, value, messages) \
+                             VALUES (?1, ?2, ?3)",
+                        )?
+                        .execute(params![id, record, names])?,
+                    None => c
+                        .prepare_cached(
+                            "INSERT OR IGNORE INTO requests (key, value, messages) \
+                             VALUES (?1, ?2, ?3)",
+                        )?
+                        .execute(params![&key[..], record, names])?,
+                };
+                Ok(rows)
             })
             .await
         })

@@ -25,6 +25,8 @@ use serde::Serialize;
 
 use crate::error::StoreError;
 
+mod kept;
+
 /// How long a read waits for a lock SQLite holds briefly (a checkpoint, a recovery) before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -447,49 +449,6 @@ impl StoreReader {
             .map_err(|e| self.err(e))
     }
 
-    /// The request kept under a cache key, read by `read` from its record and a lookup of its
-    /// messages' compressed texts by hash (the format is the gateway's, `llm::gateway::requests`;
-    /// the store only keeps the bytes). `None` when none was kept: an embedding, or a store written
-    /// before requests were kept, whose file has no `requests` table. A message that cannot be read
-    /// is `None` to the lookup, like one never kept.
-    pub fn kept_request<T>(
-        &self,
-        key: &[u8],
-        read: impl FnOnce(&[u8], &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>) -> T,
-    ) -> Result<Option<T>, StoreError> {
-        let run = || -> rusqlite::Result<Option<T>> {
-            let has_tables: i64 = self.conn.query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' \
-                 AND name IN ('requests', 'messages')",
-                [],
-                |r| r.get(0),
-            )?;
-            if has_tables < 2 {
-                return Ok(None);
-            }
-            let record: Option<Vec<u8>> = self
-                .conn
-                .query_row("SELECT value FROM requests WHERE key = ?1", [key], |r| {
-                    r.get(0)
-                })
-                .optional()?;
-            let Some(record) = record else {
-                return Ok(None);
-            };
-            let mut text = self
-                .conn
-                .prepare_cached("SELECT text FROM messages WHERE hash = ?1")?;
-            let mut lookup = |hash: &[u8]| {
-                text.query_row([hash], |r| r.get::<_, Vec<u8>>(0))
-                    .optional()
-                    .ok()
-                    .flatten()
-            };
-            Ok(Some(read(&record, &mut lookup)))
-        };
-        run().map_err(|e| self.err(e))
-    }
-
     /// The ledger's last row id (`None` while it is empty). The ledger is append-only with an
     /// increasing id, so a reader that remembers how far it read reads only what came after.
     pub fn ledger_last_id(&self) -> Result<Option<i64>, StoreError> {
@@ -557,8 +516,8 @@ impl StoreReader {
 mod tests {
     use super::*;
     use crate::{
-        CacheKind, CallSource, GameRow, GameState, LedgerEntry, SqliteStore, Store, SweepRecord,
-        SweepStatus,
+        CacheKind, CallSource, GameRow, GameState, KeptMessage, LedgerEntry, SqliteStore, Store,
+        SweepRecord, SweepStatus,
     };
 
     fn sweep(id: &str, created_at: &str, text: &str) -> SweepRecord {
@@ -684,8 +643,40 @@ mod tests {
             )
             .await
             .expect("cache");
+        let rows = store
+            .put_request(
+                &key,
+                b"record",
+                &[KeptMessage::New([9u8; 32], b"text".to_vec())],
+            )
+            .await
+            .expect("request");
+        assert_eq!(rows.len(), 1, "a row for the message");
+        // A second call names the message kept before by its row, and repeats a new one. Its answer
+        // has no ledger row (as in a gateway without a ledger), so it is kept under its key.
+        let key2 = [8u8; 32];
         store
-            .put_request(&key, b"record", &[([9u8; 32], b"text".to_vec())])
+            .cache_put(&key2, CacheKind::Chat, "m", b"{}", &[])
+            .await
+            .expect("cache");
+        let again = [
+            KeptMessage::Row(rows[0]),
+            KeptMessage::New([5u8; 32], b"new".to_vec()),
+            KeptMessage::Same(1),
+        ];
+        let rows2 = store
+            .put_request(&key2, b"record2", &again)
+            .await
+            .expect("request");
+        assert_eq!((rows2[0], rows2[1]), (rows[0], rows2[2]));
+        assert!(store
+            .put_request(&key2, b"bad", &[KeptMessage::Same(0)])
+            .await
+            .is_err());
+        // A batch call kept when it is queued has no cache row yet: kept under its key.
+        let queued = [3u8; 32];
+        store
+            .put_request(&queued, b"queued", &[KeptMessage::Row(rows[0])])
             .await
             .expect("request");
         let more = [
@@ -761,6 +752,23 @@ mod tests {
             kept,
             Some((b"record".to_vec(), Some(b"text".to_vec()), None))
         );
+        let kept = r
+            .kept_request(&key2, |record, text| {
+                (record.to_vec(), text(&[9u8; 32]), text(&[5u8; 32]))
+            })
+            .expect("request");
+        assert_eq!(
+            kept,
+            Some((
+                b"record2".to_vec(),
+                Some(b"text".to_vec()),
+                Some(b"new".to_vec())
+            ))
+        );
+        let kept = r
+            .kept_request(&queued, |record, text| (record.to_vec(), text(&[9u8; 32])))
+            .expect("request");
+        assert_eq!(kept, Some((b"queued".to_vec(), Some(b"text".to_vec()))));
         assert!(r
             .kept_request(&[0u8; 32], |_, _| ())
             .expect("none")
