@@ -37,8 +37,9 @@
 //! exactly by model, phase, framework, arm and source, so the sums can be kept as the calls come.
 //!
 //! **Requests are not kept.** The embedded store keeps every live call's request beside its answer
-//! for readers (`Store::put_request`); this one does not: Redis holds what the workers share in
-//! memory, requests are several times larger than answers, and nothing plays from them.
+//! for readers (`Store::put_request`); this one does not (`Store::keeps_requests` is false, so the
+//! gateway does not compress them for it either): Redis holds what the workers share in memory,
+//! requests are several times larger than answers, and nothing plays from them.
 //!
 //! # Atomicity
 //!
