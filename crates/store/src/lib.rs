@@ -160,6 +160,30 @@ pub trait Store: Send + Sync {
         let _ = (key, record, messages);
         Box::pin(async { Ok(Vec::new()) })
     }
+    /// [`Store::cache_put`] and [`Store::put_request`] of one live call, in one write where the store
+    /// can: the answer, its ledger entries and the call's request, committed together before it
+    /// returns. The request is kept on a best-effort basis: one that cannot be written is left out
+    /// (`None`) and the answer is stored all the same; `Some` holds its messages' rows, as
+    /// `put_request` answers them. An error means the answer was not stored.
+    ///
+    /// Why one write: a sweep's calls each wrote twice, the second write only to find the ledger row
+    /// the first had just made (issue 32). By default the two writes are made one after the other.
+    #[allow(clippy::too_many_arguments)]
+    fn cache_put_kept<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        kind: CacheKind,
+        model: &'a str,
+        value: &'a [u8],
+        ledger: &'a [LedgerEntry],
+        record: &'a [u8],
+        messages: &'a [KeptMessage],
+    ) -> StoreFuture<'a, Option<Vec<i64>>> {
+        Box::pin(async move {
+            self.cache_put(key, kind, model, value, ledger).await?;
+            Ok(self.put_request(key, record, messages).await.ok())
+        })
+    }
     /// Entries in the cache.
     fn cache_len(&self) -> StoreFuture<'_, u64>;
 

@@ -23,6 +23,7 @@ mod error;
 mod fair;
 mod ledger;
 mod limits;
+mod live;
 mod pipeline;
 mod prefix;
 pub mod requests;

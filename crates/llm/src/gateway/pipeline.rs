@@ -13,8 +13,8 @@
 //!    back its slots and reservations, teaches the concurrency limit what it saw (a 429 or a timeout
 //!    halves it), and is retried after a backoff ([`super::retry`]) under the limit as it is then;
 //! 4. [`account_answer`] — tokens (the provider's or tiktoken's), price, token and cost metrics
-//!    ([`super::accounting`]); both budgets settle; the answer and the call's ledger entry are stored
-//!    in one write before the reply goes back;
+//!    ([`super::accounting`]); both budgets settle; the answer, the call's ledger entry and its
+//!    request (for readers) are stored in one write before the reply goes back ([`super::live`]);
 //! 5. [`check_structure`] — a reply to a request with a schema is parsed against it; an unparseable
 //!    one is counted and re-asked from 2 ([`super::structured`]);
 //! 6. [`finish`] — the call's outcome metric, and the answer with everything it cost.
@@ -28,19 +28,19 @@
 //! of it, so thousands of games waiting on a few slots cannot crowd out a budget they fit in.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::accounting::{self, account, count_call};
 use super::adaptive::Outcome;
-use super::cache::{self, Flight, Lookup, StoredChat};
+use super::cache::{self, Lookup, StoredChat};
 use super::ledger::CallScope;
 use super::limits::Slot;
+use super::live::{keep_request, kept_request, record_live, Paid};
 use super::retry::{after_failure, timed, Next, Target};
 use super::router::Route;
-use super::{requests, structured};
+use super::structured;
 use super::{
     ChatOutcome, EmbedOutcome, Layers, LlmError, Reservation, SharedError, SharedReservation,
     SharedSlot, Spent,
@@ -48,7 +48,7 @@ use super::{
 use crate::batch::Deferral;
 use crate::provider::ProviderError;
 use crate::types::{CallTags, ChatRequest, ChatResponse, Phase, ResponseSchema, TokenUsage, Usage};
-use sleuth_store::{CacheKind, CallSource, LedgerEntry};
+use sleuth_store::{CacheKind, CallSource};
 
 /// The scope of calls made without one (a single `sleuth play`): no sweep, no run, no arm.
 static NO_SCOPE: std::sync::LazyLock<CallScope> = std::sync::LazyLock::new(CallScope::default);
@@ -262,7 +262,11 @@ async fn answer(
         logprobs: response.logprobs.clone(),
         latency_ms: Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX)),
     };
-    let key = flight.as_ref().map(|f| *f.key());
+    // The request is kept in the answer's own write (`requests.rs`).
+    let kept = match (&shared.cache, &flight) {
+        (Some(c), Some(_)) => kept_request(shared, c, req),
+        _ => None,
+    };
     record_live(
         shared,
         &req.model,
@@ -277,11 +281,9 @@ async fn answer(
         flight,
         CacheKind::Chat,
         || stored.encode(),
+        kept,
     )
     .await;
-    if let (Some(c), Some(key)) = (&shared.cache, key) {
-        keep_request(shared, c, key, req);
-    }
     Ok(ChatResponse {
         usage: Some(tokens),
         ..response
@@ -520,107 +522,6 @@ fn record_retries(shared: &Layers, model: &str, tags: &CallTags, scope: &CallSco
     }
 }
 
-/// What a live call's answer took: its tokens and price, the answered attempt's time and the failed
-/// attempts before it (its ledger entry's figures).
-struct Paid {
-    tokens: TokenUsage,
-    cost: f64,
-    latency: Duration,
-    retries: u64,
-}
-
-impl Paid {
-    fn entry(
-        &self,
-        scope: &CallScope,
-        tags: &CallTags,
-        model: &str,
-        key: Option<&cache::Key>,
-    ) -> LedgerEntry {
-        let mut e = scope.entry(tags, model, CallSource::Live, self.tokens, self.cost, key);
-        e.latency_ms = Some(u64::try_from(self.latency.as_millis()).unwrap_or(u64::MAX));
-        e.retries = u32::try_from(self.retries).unwrap_or(u32::MAX);
-        e
-    }
-}
-
-/// A live call's answer into the cache, with its ledger entry, in one durable write before the
-/// answer goes back; without a cache, the entry alone. A cache that cannot be written is warned
-/// about and the answer still goes back: losing a replay is better than losing the game.
-#[allow(clippy::too_many_arguments)]
-async fn record_live(
-    shared: &Layers,
-    model: &str,
-    tags: &CallTags,
-    scope: &CallScope,
-    paid: Paid,
-    flight: Option<Flight>,
-    kind: CacheKind,
-    value: impl FnOnce() -> Vec<u8>,
-) {
-    match (&shared.cache, flight) {
-        (Some(c), Some(mut flight)) => {
-            let entry = paid.entry(scope, tags, model, Some(flight.key()));
-            let entries = match &shared.ledger {
-                Some(l) => {
-                    l.count(&entry);
-                    vec![entry]
-                }
-                None => Vec::new(),
-            };
-            match c
-                .store
-                .cache_put(flight.key(), kind, model, &value(), &entries)
-                .await
-            {
-                Ok(()) => flight.land(),
-                Err(e) => {
-                    tracing::warn!(error = %e, "cache write failed; the answer is not replayable");
-                    // The call was paid for: its ledger entry goes the ledger's own way, which
-                    // retries while the store is away.
-                    if let Some(l) = &shared.ledger {
-                        for entry in entries {
-                            l.write_counted(entry);
-                        }
-                    }
-                }
-            }
-            // Dropping the flight wakes callers waiting for this key: the entry is there now.
-            drop(flight);
-        }
-        _ => {
-            if let Some(l) = &shared.ledger {
-                l.record(paid.entry(scope, tags, model, None));
-            }
-        }
-    }
-}
-
-/// Keeps a live call's request beside its cached answer, for readers (`requests.rs`). The caller does
-/// not wait: the answer is already stored, and a request lost to a kill or a failed write loses only
-/// something to read.
-/// Nothing is kept (or compressed) when the sweep says `[gateway] keep_requests = false`, or for a
-/// store that keeps no requests (the cluster's Redis).
-fn keep_request(shared: &Layers, cache: &Arc<cache::Cache>, key: cache::Key, req: &ChatRequest) {
-    if !shared.config.keep_requests || !cache.store.keeps_requests() {
-        return;
-    }
-    let Some(kept) = requests::keep(req, &cache.kept) else {
-        return;
-    };
-    let cache = Arc::clone(cache);
-    tokio::spawn(async move {
-        match cache
-            .store
-            .put_request(&key, &kept.record, &kept.messages)
-            .await
-        {
-            Ok(rows) => cache.kept.remember_kept(&kept, &rows),
-            Err(e) => tracing::debug!(error = %e, "a call's request was not kept"),
-        }
-    });
-}
-
 /// Stage 3 for a chat request: the provider's answer, how long its request took, and what it holds.
 #[allow(clippy::too_many_arguments)]
 async fn call_provider<'s>(
@@ -786,6 +687,7 @@ pub(super) async fn embed(
         flight,
         CacheKind::Embedding,
         || cache::encode_vectors(&response.vectors, tokens.prompt_tokens),
+        None,
     )
     .await;
     count_call(tags, model, "ok");

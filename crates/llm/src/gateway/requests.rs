@@ -9,9 +9,12 @@
 //! are 7.2 MB of text in 288 distinct messages (0.8 MB); kept this way they take 0.53 MB of the store
 //! (records 0.20 MB, messages 0.33 MB), where compressing each request whole took 2.8 MB.
 //!
-//! Keeping them is a separate write from the answer's, made after the answer is stored and without the
-//! caller waiting for it: losing a request to a kill loses something to read, never a call's answer or
-//! its cost.
+//! A live call's request is kept in the answer's own write (`live.rs`, `Store::cache_put_kept`): one
+//! job for the store's writer, not two, the second of which looked up the ledger row the first had
+//! just made (issue 32). It is kept on a best-effort basis all the same: a request that cannot be
+//! written is rolled back alone, and losing one loses something to read, never a call's answer or its
+//! cost. A batch call's request is kept when the call enters the journal, in a write of its own that
+//! nobody waits for.
 //!
 //! **Compressed once.** A message the store already holds is named by its row and not compressed
 //! again: [`KeptMessages`] remembers (bounded) the hashes this gateway has stored with the rows the

@@ -328,21 +328,7 @@ impl Store for SqliteStore {
         self.will_hold(&key);
         Box::pin(async move {
             self.write(move |c| {
-                insert_ledger(c, &entries)?;
-                // The call's ledger row: the id its request is kept under (`put_request`).
-                let request = (!entries.is_empty()).then(|| c.last_insert_rowid());
-                let mut st = c.prepare_cached(
-                    "INSERT OR IGNORE INTO cache (key, kind, model, value, created_at, request) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?;
-                st.execute(params![
-                    &key[..],
-                    kind.as_str(),
-                    model,
-                    value,
-                    now(),
-                    request
-                ])?;
+                put_answer(c, &key, kind, &model, &value, &entries)?;
                 Ok(())
             })
             .await
@@ -361,53 +347,61 @@ impl Store for SqliteStore {
     ) -> StoreFuture<'a, Vec<i64>> {
         let (key, record, messages) = (*key, record.to_vec(), messages.to_vec());
         Box::pin(async move {
-            // A repeat names an earlier position: checked here, so that the writer never fails a
-            // batch's transaction for a malformed request.
-            for (at, m) in messages.iter().enumerate() {
-                if let KeptMessage::Same(earlier) = m {
-                    if *earlier >= at {
-                        return Err(StoreError::Backend(format!(
-                            "a kept request's message {at} repeats message {earlier}, not an earlier one"
-                        )));
-                    }
-                }
-            }
+            check_repeats(&messages).map_err(StoreError::Backend)?;
             self.write(move |c| {
-                let mut rows = Vec::with_capacity(messages.len());
-                let mut text =
-                    c.prepare_cached("INSERT INTO kept_messages (hash, text) VALUES (?1, ?2)")?;
-                for m in &messages {
-                    let row = match m {
-                        KeptMessage::Row(row) => *row,
-                        KeptMessage::New(hash, body) => {
-                            text.execute(params![&hash[..], body])?;
-                            c.last_insert_rowid()
-                        }
-                        KeptMessage::Same(earlier) => rows[*earlier],
-                    };
-                    rows.push(row);
-                }
-                let names: Vec<u8> = rows.iter().flat_map(|r| r.to_le_bytes()).collect();
                 let call: Option<i64> = c
                     .prepare_cached("SELECT request FROM cache WHERE key = ?1")?
                     .query_row([&key[..]], |r| r.get(0))
                     .optional()?
                     .flatten();
-                match call {
-                    Some(id) => c
-                        .prepare_cached(
-                            "INSERT OR IGNORE INTO kept_requests (id, value, messages) \
-                             VALUES (?1, ?2, ?3)",
-                        )?
-                        .execute(params![id, record, names])?,
-                    None => c
-                        .prepare_cached(
-                            "INSERT OR IGNORE INTO requests (key, value, messages) \
-                             VALUES (?1, ?2, ?3)",
-                        )?
-                        .execute(params![&key[..], record, names])?,
+                insert_request(c, call, &key, &record, &messages)
+            })
+            .await
+        })
+    }
+
+    fn cache_put_kept<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        kind: CacheKind,
+        model: &'a str,
+        value: &'a [u8],
+        ledger: &'a [LedgerEntry],
+        record: &'a [u8],
+        messages: &'a [KeptMessage],
+    ) -> StoreFuture<'a, Option<Vec<i64>>> {
+        let (key, model, value, entries) =
+            (*key, model.to_string(), value.to_vec(), ledger.to_vec());
+        // A malformed request is not kept; the answer is stored all the same.
+        let request = match check_repeats(messages) {
+            Ok(()) => Some((record.to_vec(), messages.to_vec())),
+            Err(why) => {
+                tracing::debug!(error = %why, "a call's request was not kept");
+                None
+            }
+        };
+        self.will_hold(&key);
+        Box::pin(async move {
+            self.write(move |c| {
+                let call = put_answer(c, &key, kind, &model, &value, &entries)?;
+                let Some((record, messages)) = request else {
+                    return Ok(None);
                 };
-                Ok(rows)
+                // In a savepoint of its own: a request that cannot be written is rolled back alone,
+                // and the answer and its ledger rows commit with the batch.
+                c.prepare_cached("SAVEPOINT request")?.execute([])?;
+                match insert_request(c, call, &key, &record, &messages) {
+                    Ok(rows) => {
+                        c.prepare_cached("RELEASE request")?.execute([])?;
+                        Ok(Some(rows))
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "a call's request was not kept");
+                        c.prepare_cached("ROLLBACK TO request")?.execute([])?;
+                        c.prepare_cached("RELEASE request")?.execute([])?;
+                        Ok(None)
+                    }
+                }
             })
             .await
         })
@@ -489,4 +483,85 @@ impl Store for SqliteStore {
                 .collect()
         }))
     }
+}
+
+/// A live call's answer under its key with the call's ledger rows, in the writer's transaction;
+/// answers the call's ledger row, the id its request is kept under (`kept_requests`), when it has one.
+fn put_answer(
+    c: &Connection,
+    key: &[u8; 32],
+    kind: CacheKind,
+    model: &str,
+    value: &[u8],
+    entries: &[LedgerEntry],
+) -> rusqlite::Result<Option<i64>> {
+    insert_ledger(c, entries)?;
+    let request = (!entries.is_empty()).then(|| c.last_insert_rowid());
+    let mut st = c.prepare_cached(
+        "INSERT OR IGNORE INTO cache (key, kind, model, value, created_at, request) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    st.execute(params![
+        &key[..],
+        kind.as_str(),
+        model,
+        value,
+        now(),
+        request
+    ])?;
+    Ok(request)
+}
+
+/// A repeat names an earlier position: checked before the write, so that the writer never fails a
+/// batch's transaction for a malformed request.
+fn check_repeats(messages: &[KeptMessage]) -> Result<(), String> {
+    for (at, m) in messages.iter().enumerate() {
+        if let KeptMessage::Same(earlier) = m {
+            if *earlier >= at {
+                return Err(format!(
+                    "a kept request's message {at} repeats message {earlier}, not an earlier one"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A request's new messages appended to `kept_messages`, and its record appended to `kept_requests`
+/// under its call's ledger row `call`, or kept under its cache key when it has none (a batch call
+/// queued before its answer, or a sweep without a ledger). Answers its messages' rows.
+fn insert_request(
+    c: &Connection,
+    call: Option<i64>,
+    key: &[u8; 32],
+    record: &[u8],
+    messages: &[KeptMessage],
+) -> rusqlite::Result<Vec<i64>> {
+    let mut rows = Vec::with_capacity(messages.len());
+    let mut text = c.prepare_cached("INSERT INTO kept_messages (hash, text) VALUES (?1, ?2)")?;
+    for m in messages {
+        let row = match m {
+            KeptMessage::Row(row) => *row,
+            KeptMessage::New(hash, body) => {
+                text.execute(params![&hash[..], body])?;
+                c.last_insert_rowid()
+            }
+            KeptMessage::Same(earlier) => rows[*earlier],
+        };
+        rows.push(row);
+    }
+    let names: Vec<u8> = rows.iter().flat_map(|r| r.to_le_bytes()).collect();
+    match call {
+        Some(id) => c
+            .prepare_cached(
+                "INSERT OR IGNORE INTO kept_requests (id, value, messages) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![id, record, names])?,
+        None => c
+            .prepare_cached(
+                "INSERT OR IGNORE INTO requests (key, value, messages) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![&key[..], record, names])?,
+    };
+    Ok(rows)
 }

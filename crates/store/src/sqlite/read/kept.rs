@@ -125,4 +125,112 @@ mod tests {
             .expect("request");
         assert_eq!(kept, Some((vec![1u8], Some(vec![2u8]))));
     }
+
+    fn live_call(key: &str) -> crate::LedgerEntry {
+        crate::LedgerEntry {
+            run: "r1".into(),
+            sweep: "s1".into(),
+            game: "g1".into(),
+            arm: "a".into(),
+            model: "m".into(),
+            phase: "gameplay".into(),
+            framework: "ocot".into(),
+            purpose: "talk".into(),
+            source: crate::CallSource::Live,
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            cached_tokens: 0,
+            cost_usd: 0.0,
+            key: Some(key.into()),
+            latency_ms: Some(40),
+            retries: 0,
+            id: None,
+        }
+    }
+
+    /// The answer, its ledger row and its request in one write: the request under the ledger row, a
+    /// request with a bad repeat left out while its answer is stored, and a call without a ledger
+    /// row kept under its key.
+    #[tokio::test]
+    async fn an_answer_and_its_request_are_written_together() {
+        use crate::{CacheKind, KeptMessage, Store};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sleuth.db");
+        let store = SqliteStore::open(&path).expect("store");
+        let (a, b, c) = ([1u8; 32], [2u8; 32], [3u8; 32]);
+        let rows = store
+            .cache_put_kept(
+                &a,
+                CacheKind::Chat,
+                "m",
+                b"answer a",
+                &[live_call("01")],
+                b"record a",
+                &[
+                    KeptMessage::New([9u8; 32], b"script".to_vec()),
+                    KeptMessage::Same(0),
+                ],
+            )
+            .await
+            .expect("written")
+            .expect("kept");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], rows[1], "a repeat names the same row");
+        let bad = store
+            .cache_put_kept(
+                &b,
+                CacheKind::Chat,
+                "m",
+                b"answer b",
+                &[live_call("02")],
+                b"record b",
+                &[KeptMessage::Same(0)],
+            )
+            .await
+            .expect("the answer is written");
+        assert_eq!(bad, None, "a malformed request is not kept");
+        let unledgered = store
+            .cache_put_kept(
+                &c,
+                CacheKind::Chat,
+                "m",
+                b"answer c",
+                &[],
+                b"record c",
+                &[KeptMessage::Row(rows[0])],
+            )
+            .await
+            .expect("written");
+        assert_eq!(unledgered, Some(vec![rows[0]]));
+        for (key, answer) in [(&a, &b"answer a"[..]), (&b, b"answer b"), (&c, b"answer c")] {
+            let got = store.cache_get(key).await.expect("read");
+            assert_eq!(got.as_deref(), Some(answer), "every answer is stored");
+        }
+
+        let r = StoreReader::open(&path).expect("reader");
+        let read = |key: &[u8]| {
+            r.kept_request(key, |record, text| (record.to_vec(), text(&[9u8; 32])))
+                .expect("read")
+        };
+        let (record, text) = read(&a).expect("a's request");
+        assert_eq!(
+            (&record[..], text.as_deref()),
+            (&b"record a"[..], Some(&b"script"[..]))
+        );
+        assert!(read(&b).is_none(), "b's request was left out");
+        let (record, text) = read(&c).expect("c's request, under its key");
+        assert_eq!(
+            (&record[..], text.as_deref()),
+            (&b"record c"[..], Some(&b"script"[..]))
+        );
+        let under_ledger: i64 = Connection::open(&path)
+            .expect("open")
+            .query_row(
+                "SELECT COUNT(*) FROM kept_requests k JOIN cache c ON c.request = k.id",
+                [],
+                |row| row.get(0),
+            )
+            .expect("count");
+        assert_eq!(under_ledger, 1, "a's request sits under its ledger row");
+    }
 }
