@@ -170,9 +170,12 @@ fn whole_tokens() -> &'static WholeTokens {
 /// buffer (XXH3's) cost as much as the lookup saved.
 type WholeTokens = std::collections::HashMap<&'static [u8], u32, foldhash::fast::FixedState>;
 
-/// A chunk ends at the first safe cut at or after this many bytes: long enough that a script is a few
-/// hundred lookups, short enough that an appended line re-encodes little.
-const CHUNK_BYTES: usize = 1024;
+/// A chunk ends at the first safe cut at or after this many bytes: long enough that a 15k-token
+/// script is a few hundred lookups, short enough that what a call re-encodes of a grown text (its last
+/// chunk, which the new lines change) is small. Safe cuts are only where a line starts, so a chunk
+/// often runs well past this: at 1 KB a sweep's calls re-encoded ~580 bytes each of text seen before,
+/// at 256 ~70 (issue 32, `docs/performance.md` section 9, the fourteenth piece).
+const CHUNK_BYTES: usize = 256;
 
 /// Cuts `text` into chunks that tokenize independently: each ends just after a run of line breaks
 /// that the next character (not whitespace) follows. cl100k's pieces never span such a place — the

@@ -8,6 +8,10 @@ use sleuth_base::memo::{self, Memo};
 /// Token ids the memo keeps at most per generation, over all shards (4 bytes each: 32 MiB for both
 /// generations when full). A 15k-token MIRAGE script is 0.2 % of it.
 const CAPACITY_TOKENS: usize = 4 << 20;
+/// What an entry costs besides its ids (its key and slot in the shard's map, the `Arc`'s pointer,
+/// length and counts: ~64 bytes), in 4-byte ids, so that the bound holds for chunks of a few dozen
+/// ids as for long ones.
+const ENTRY_IDS: usize = 16;
 
 /// The ids of `text`: the memo's, or `encode(text)`'s, which the memo then keeps. `encode` runs
 /// outside the lock (it is the expensive part); two threads missing the same text at once both
@@ -17,7 +21,7 @@ pub(super) fn get_or_insert(text: &str, encode: impl FnOnce(&str) -> Arc<[u32]>)
     MEMO.get_or_init(|| Memo::new(CAPACITY_TOKENS))
         .get_or_insert_with(memo::key(text.as_bytes()), || {
             let ids = encode(text);
-            let n = ids.len();
+            let n = ids.len() + ENTRY_IDS;
             (ids, n)
         })
 }

@@ -24,6 +24,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::oneshot;
@@ -143,6 +144,12 @@ fn add_columns(c: &Connection) -> rusqlite::Result<()> {
 
 /// Jobs committed together at most; bounds the time one batch holds its waiters.
 const MAX_BATCH: usize = 1_024;
+/// How long a batch may wait for more jobs after its first, under load (see [`next_batch`]).
+const LINGER: Duration = Duration::from_millis(5);
+/// The previous batch's size from which the next one lingers: that many callers waiting on one
+/// commit means jobs are arriving faster than commits, and a single game's calls one after another
+/// (one job per batch) never wait.
+const LINGER_FROM: usize = 4;
 /// Read connections kept open.
 const READERS: usize = 4;
 /// A read connection's page cache (KiB, as a negative `cache_size`) and mapping of the main file.
@@ -348,17 +355,48 @@ fn statement(c: &Connection, sql: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// The jobs of the next batch, `first` and those behind it: every job already queued and, when the
+/// previous batch held `last` ≥ [`LINGER_FROM`] jobs, those that arrive within `linger` ([`LINGER`])
+/// of the first, until the batch is as large as the previous one.
+///
+/// Why wait: a commit's cost is mostly per page written (each dirty page goes to the WAL, and again to
+/// the file at the checkpoint) and per wake-up of this thread, not per job; a page that several jobs
+/// of one batch change (the ledger's last leaf, the kept requests' last leaf, an index's inner pages)
+/// is written once. At a thousand calls a second the batches grow from ~3 jobs to ~16, and the
+/// sweep's CPU per call falls by about a sixth (`docs/performance.md`, section 9, the fourteenth
+/// piece), for at most 5 ms more before a call's answer reaches its game, against model calls of a
+/// second. PostgreSQL's `commit_delay` and `commit_siblings` are the same trade, made the same way:
+/// wait only when others are committing too.
+fn next_batch(first: Job, rx: &mpsc::Receiver<Job>, last: usize, linger: Duration) -> Vec<Job> {
+    let mut jobs = vec![first];
+    let deadline = (last >= LINGER_FROM).then(|| Instant::now() + linger);
+    let want = if deadline.is_some() { last } else { 1 };
+    while jobs.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(j) => jobs.push(j),
+            Err(mpsc::TryRecvError::Disconnected) => break,
+            Err(mpsc::TryRecvError::Empty) => {
+                let Some(deadline) = deadline.filter(|_| jobs.len() < want) else {
+                    break;
+                };
+                let left = deadline.saturating_duration_since(Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(j) => jobs.push(j),
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+    jobs
+}
+
 /// The writer thread: batches of jobs, one transaction each, every job in its own savepoint (a
 /// failed job's changes are rolled back alone), answered after the commit.
 fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+    let mut last = 1;
     while let Ok(first) = rx.recv() {
-        let mut jobs = vec![first];
-        while jobs.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(j) => jobs.push(j),
-                Err(_) => break,
-            }
-        }
+        let jobs = next_batch(first, &rx, last, LINGER);
+        last = jobs.len();
         let tx = match conn.transaction() {
             Ok(tx) => tx,
             Err(e) => {
@@ -398,6 +436,55 @@ fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
 mod tests {
     use super::*;
     use crate::read::StoreReader;
+
+    /// A job that does nothing, numbered by what it answers.
+    fn job(n: u32, answered: mpsc::Sender<u32>) -> Job {
+        Box::new(move |_| {
+            let done: Done = Box::new(move |_| {
+                let _ = answered.send(n);
+            });
+            (true, done)
+        })
+    }
+
+    /// Batches as the writer forms them: a lone caller's job never waits for company, every job
+    /// already queued joins the batch whatever the previous one held, jobs that arrive while a batch
+    /// lingers join it, and a lingering batch ends when its senders are gone instead of waiting on
+    /// them. The linger is an hour here, so that a batch that waited when it should not would hang
+    /// the test rather than pass it.
+    #[test]
+    fn batches_take_what_is_queued_and_wait_only_under_load() {
+        const HOUR: Duration = Duration::from_secs(3600);
+        let (answered, _seen) = mpsc::channel();
+        let (tx, rx) = mpsc::channel::<Job>();
+        // One job at a time, as a single game sends them: the batch is that job, at once.
+        assert_eq!(next_batch(job(0, answered.clone()), &rx, 1, HOUR).len(), 1);
+        // Twenty queued behind a batch of eight: all of them, not eight.
+        for n in 1..=20 {
+            tx.send(job(n, answered.clone())).expect("send");
+        }
+        assert_eq!(next_batch(job(0, answered.clone()), &rx, 8, HOUR).len(), 21);
+        // Under load, two queued and two more sent while the batch waits for its fifth: all five.
+        for n in 1..=2 {
+            tx.send(job(n, answered.clone())).expect("send");
+        }
+        let late = {
+            let (tx, answered) = (tx.clone(), answered.clone());
+            std::thread::spawn(move || {
+                for n in 3..=4 {
+                    tx.send(job(n, answered.clone())).expect("send");
+                }
+            })
+        };
+        assert_eq!(next_batch(job(0, answered.clone()), &rx, 5, HOUR).len(), 5);
+        late.join().expect("sender");
+        // Under load with two queued and nobody left to send: the three, at once.
+        for n in 1..=2 {
+            tx.send(job(n, answered.clone())).expect("send");
+        }
+        drop(tx);
+        assert_eq!(next_batch(job(0, answered), &rx, 8, HOUR).len(), 3);
+    }
 
     /// A ledger as version 1 first made it, before its timing columns, with one call.
     fn untimed_file(path: &Path) {
