@@ -65,8 +65,17 @@ pub fn metered_sync<R>(work: impl FnOnce() -> R) -> (R, u64) {
 
 /// Tokens in a piece of text under cl100k.
 pub fn count(text: &str) -> u64 {
-    chunks(text).map(|c| chunk_ids(c).len() as u64).sum()
+    let by_chunks = |text: &str| chunks(text).map(|c| chunk_ids(c).len() as u64).sum();
+    if text.len() >= LONG_TEXT {
+        memo::count_of(text, by_chunks)
+    } else {
+        by_chunks(text)
+    }
 }
+
+/// Texts at least this long have their whole count kept too ([`memo::count_of`]), not only their
+/// chunks' ids.
+const LONG_TEXT: usize = 4096;
 
 /// Prompt tokens of a chat, with OpenAI's per-message framing overhead (3 per message, 3 to prime the reply).
 pub fn count_messages(messages: &[Message]) -> u64 {
