@@ -1,8 +1,9 @@
 //! The embedded store: one SQLite file in the run directory (`sleuth.db`).
 //!
 //! **Writes** go through one writer thread that owns the only writing connection and commits in
-//! groups: it takes every job waiting in its queue, runs them in one transaction, commits, and only
-//! then answers each job. Thousands of games each writing a cache entry per call therefore cost one
+//! groups: it takes every job waiting in its queue (and, under load, those that arrive within a few
+//! milliseconds: [`next_batch`]), runs them in one transaction, commits, and only then answers each
+//! job. Thousands of games each writing a cache entry per call therefore cost one
 //! commit per batch, not one per call, and "the write commits before the reply reaches the agent"
 //! holds for every one of them. A thread rather than an actor because rusqlite's connection is
 //! blocking and must stay on one thread; the thread is the actor's mailbox loop in all but name.
