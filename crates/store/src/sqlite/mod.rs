@@ -360,11 +360,11 @@ fn statement(c: &Connection, sql: &str) -> Result<(), String> {
 /// previous batch held `last` ≥ [`LINGER_FROM`] jobs, those that arrive within `linger` ([`LINGER`])
 /// of the first, until the batch is as large as the previous one.
 ///
-/// Why wait: a commit's cost is mostly per page written (each dirty page goes to the WAL, and again to
-/// the file at the checkpoint) and per wake-up of this thread, not per job; a page that several jobs
-/// of one batch change (the ledger's last leaf, the kept requests' last leaf, an index's inner pages)
-/// is written once. At a thousand calls a second the batches grow from ~3 jobs to ~16, and the
-/// sweep's CPU per call falls by about a sixth (`docs/performance.md`, section 9, the fourteenth
+/// Why wait: much of a commit's cost is per commit, not per job — the wake-up of this thread, the
+/// transaction's begin and end, the WAL's header and the checkpoint check — and a page that several
+/// jobs of one batch change (the ledger's last leaf, the kept requests' last leaf, an index's inner
+/// pages) is written once. At a thousand calls a second the batches grow from ~3 jobs to ~16, and the
+/// sweep's CPU per call falls by about a tenth (`docs/performance.md`, section 9, the fourteenth
 /// piece), for at most 5 ms more before a call's answer reaches its game, against model calls of a
 /// second. PostgreSQL's `commit_delay` and `commit_siblings` are the same trade, made the same way:
 /// wait only when others are committing too.
